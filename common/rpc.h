@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RPC over a transport: a server with a bounded pool of service threads, and
+ * a client connection with many requests in flight, matched by request id.
+ *
+ * Server side
+ *   One I/O thread runs an epoll loop over the listening sockets and every
+ *   connection, reads whole messages (the header is checked before any body
+ *   is allocated, so an absurd length closes the connection rather than
+ *   growing memory) and queues them for the service threads.  Each connection
+ *   has at most NC_SRV_MAX_INFLIGHT requests queued or running; past that the
+ *   loop stops reading it (backpressure).  The first request of a connection
+ *   must be CONNECT, which the framework answers itself after checking the
+ *   protocol major and the filesystem name.
+ *
+ * Ownership: a struct nc_req handed to the handler is valid until exactly one
+ * nc_req_reply() (or nc_req_drop()), which may happen after the handler
+ * returns, from any thread.
+ */
+#ifndef NC_RPC_H
+#define NC_RPC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/types.h"
+#include "common/wire.h"
+#include "common/xprt.h"
+
+#define NC_SRV_MAX_INFLIGHT 64
+#define NC_SRV_MAX_CONNS 1024
+
+struct nc_server;
+struct nc_srv_conn;
+
+struct nc_req {
+	struct nc_srv_conn *rq_conn;
+	struct nc_msg_hdr rq_hdr;
+	uint8_t *rq_body;       /* rq_hdr.mh_body_len bytes */
+	uint8_t *rq_bulk;       /* rq_hdr.mh_bulk_len bytes */
+	const char *rq_peer;    /* "tcp://1.2.3.4:5678" of the requester */
+	uint32_t rq_peer_role;  /* enum nc_peer_role from CONNECT */
+};
+
+typedef void (*nc_handler_fn)(struct nc_req *req, void *arg);
+/* Called when a connection closes (for per-peer cleanup); may be NULL. */
+typedef void (*nc_conn_closed_fn)(struct nc_srv_conn *conn, void *arg);
+
+struct nc_server_conf {
+	const char *sc_name;            /* for logs: "mds", "oss" */
+	const char *sc_fsname;          /* CONNECT must name this */
+	uint8_t sc_uuid[16];            /* sent in the CONNECT reply */
+	uint32_t sc_role;               /* enum nc_peer_role of this server */
+	int sc_threads;                 /* service threads, >= 1 */
+	nc_handler_fn sc_handler;
+	nc_conn_closed_fn sc_closed;
+	void *sc_arg;
+};
+
+/* @note The server copies @conf.  Free with nc_server_free(). */
+int nc_server_new(const struct nc_server_conf *conf, struct nc_server **out);
+/* Listen on one address ("tcp://host:port"); may be called several times
+ * before nc_server_start().  Port 0 picks a free port: see
+ * nc_server_bound_port(). */
+int nc_server_listen(struct nc_server *srv, const char *addr);
+int nc_server_bound_port(struct nc_server *srv, int idx);
+int nc_server_start(struct nc_server *srv);
+/* Stops accepting, closes connections, waits for the threads; requests still
+ * queued are dropped without a reply.  Safe to call twice. */
+void nc_server_stop(struct nc_server *srv);
+void nc_server_free(struct nc_server *srv);
+
+/*
+ * Reply to @req and free it.  @status is a local error (0, -errno, -NC_E_*),
+ * mapped to the wire status.  Body and bulk are copied or sent before this
+ * returns.  0, or -errno when the connection is gone (the request is freed
+ * either way).
+ */
+int nc_req_reply(struct nc_req *req, int status, const void *body,
+		 uint32_t body_len, const void *bulk, uint32_t bulk_len);
+/* Reply carrying an error only. */
+int nc_req_reply_err(struct nc_req *req, int status);
+/* Free @req without replying (the connection is being torn down). */
+void nc_req_drop(struct nc_req *req);
+
+/* ---------------- Client side ---------------- */
+
+struct nc_cconn;
+struct nc_call;
+
+/* Completion of a group of calls (a countdown latch). */
+struct nc_wait {
+	pthread_mutex_t w_lock;
+	pthread_cond_t w_cond;
+	int w_pending;
+};
+void nc_wait_init(struct nc_wait *w);
+void nc_wait_fini(struct nc_wait *w);
+void nc_wait_add(struct nc_wait *w, int n);
+void nc_wait_done(struct nc_wait *w);
+/* Blocks until every added call has completed. */
+void nc_wait_all(struct nc_wait *w);
+
+/*
+ * One request and, once complete, its reply.  Fill the c_ fields marked "in",
+ * then nc_cconn_submit().  When the call completes, c_status holds the
+ * outcome and c_wait (if set) is signalled; c_done (if set) runs first, on
+ * the connection's receive thread.
+ */
+struct nc_call {
+	/* in */
+	uint16_t c_opcode;
+	const void *c_body;
+	uint32_t c_body_len;
+	const void *c_bulk;             /* request bulk (OBJ_WRITE) */
+	uint32_t c_bulk_len;
+	void *c_bulk_dst;               /* reply bulk lands here directly */
+	uint32_t c_bulk_dst_cap;
+	int c_timeout_ms;               /* 0: the connection's default */
+	struct nc_wait *c_wait;
+	void (*c_done)(struct nc_call *call);
+	void *c_priv;
+	/* out */
+	int c_status;                   /* 0, -errno, -NC_E_*, -ETIMEDOUT,
+					 * -ENOTCONN (connection lost) */
+	bool c_sent;                    /* the request left this host */
+	uint8_t *c_rep_body;            /* owned by the call: nc_call_fini() */
+	uint32_t c_rep_body_len;
+	uint32_t c_rep_bulk_len;        /* bytes placed in c_bulk_dst */
+	/* private */
+	uint64_t c_reqid;
+	int64_t c_deadline_ms;
+	struct nc_call *c_next;
+};
+
+void nc_call_init(struct nc_call *call, uint16_t opcode, const void *body,
+		  uint32_t body_len);
+void nc_call_fini(struct nc_call *call);
+
+struct nc_cconn_opts {
+	uint32_t co_role;               /* enum nc_peer_role */
+	int co_timeout_ms;              /* per request; default 30000 */
+	int co_connect_timeout_ms;      /* per attempt; default 5000 */
+	/* How long nc_cconn_call() keeps retrying a server that is down or
+	 * restarting before giving up; default 60000. */
+	int co_retry_ms;
+};
+
+/* Creates a connection object; connects lazily on first use.
+ * @note @fsname and @addr are copied. */
+int nc_cconn_new(const char *addr, const char *fsname,
+		 const struct nc_cconn_opts *opts, struct nc_cconn **out);
+/* Fails pending calls with -ECANCELED, closes, frees.  NULL is a no-op. */
+void nc_cconn_free(struct nc_cconn *cc);
+const char *nc_cconn_addr(const struct nc_cconn *cc);
+/* Server uuid from the last CONNECT reply (zero before). */
+void nc_cconn_server_uuid(struct nc_cconn *cc, uint8_t uuid[16]);
+bool nc_cconn_is_connected(struct nc_cconn *cc);
+
+/*
+ * Queue @call.  Connects first when needed (one attempt).  0 when the call
+ * was queued: it will complete exactly once.  A negative return means it was
+ * not queued and will never complete.
+ */
+int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call);
+
+/*
+ * Synchronous call with retries: resubmits while the server is unreachable
+ * (for up to co_retry_ms), and after a lost connection when the request was
+ * never sent or its opcode is idempotent.  Returns c_status.
+ */
+int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call);
+
+/*
+ * Helpers for the common shape: encode @req with @enc into a stack buffer,
+ * call, and decode the reply body with @dec into @rep (may be NULL when no
+ * body is expected).  The decoded reply may point into call->c_rep_body:
+ * the caller runs nc_call_fini(call) when done with @rep.
+ */
+typedef void (*nc_xdr_fn)(struct nc_xdr *x, void *msg);
+int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
+		 void *req, nc_xdr_fn dec, void *rep, struct nc_call *call);
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host-side representations of nacre's core objects: FIDs, attributes,
+ * layouts, credentials, OST descriptions and filesystem statistics.
+ *
+ * These structs are never sent or stored as raw bytes: common/wire.c encodes
+ * them field by field in little-endian order, and mds/db.c uses the same
+ * encoders for LMDB records.
+ */
+#ifndef NC_TYPES_H
+#define NC_TYPES_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NC_NAME_MAX 255          /* one path component, without the NUL */
+#define NC_SYMLINK_MAX 4095      /* a symlink target, without the NUL */
+#define NC_FSNAME_MAX 31
+#define NC_ADDR_MAX 127          /* "tcp://host:port" */
+#define NC_MAX_STRIPES 64        /* objects in one layout */
+#define NC_MAX_GROUPS 32         /* supplementary groups sent with a request */
+#define NC_XATTR_NAME_MAX 255
+#define NC_XATTR_VALUE_MAX 65536
+#define NC_XATTR_LIST_MAX 65536
+
+#define NC_DEFAULT_STRIPE_SIZE (1u << 20)
+#define NC_DEFAULT_STRIPE_COUNT 4
+#define NC_MIN_STRIPE_SIZE 4096u
+#define NC_MAX_STRIPE_SIZE (64u << 20)
+#define NC_OST_ANY UINT32_MAX
+
+/* A file identifier: allocated by the MDS, never reused. */
+struct nc_fid {
+	uint64_t f_seq;
+	uint64_t f_oid;
+};
+
+#define NC_FID_FMT "%016" PRIx64 ":%016" PRIx64
+#define NC_FID_ARGS(fid) (fid)->f_seq, (fid)->f_oid
+/* Text form "SEQ:OID" in hex, 33 chars plus NUL. */
+#define NC_FID_STR_LEN 34
+
+/* The root directory's FID is the same on every filesystem. */
+#define NC_ROOT_FID_SEQ 1
+#define NC_ROOT_FID_OID 1
+
+static inline bool nc_fid_eq(const struct nc_fid *a, const struct nc_fid *b)
+{
+	return a->f_seq == b->f_seq && a->f_oid == b->f_oid;
+}
+
+static inline bool nc_fid_is_zero(const struct nc_fid *f)
+{
+	return f->f_seq == 0 && f->f_oid == 0;
+}
+
+void nc_fid_root(struct nc_fid *fid);
+/* Writes "seq:oid" in hex to @buf (NC_FID_STR_LEN bytes). */
+void nc_fid_to_str(const struct nc_fid *fid, char *buf);
+/* Parses what nc_fid_to_str wrote (also accepts "[seq:oid]"); 0 or -EINVAL. */
+int nc_fid_from_str(const char *s, struct nc_fid *fid);
+
+struct nc_timespec {
+	int64_t t_sec;
+	uint32_t t_nsec;
+};
+
+/* Attributes of one inode as the MDS keeps them. */
+struct nc_attr {
+	struct nc_fid a_fid;
+	uint32_t a_mode;        /* S_IFMT type bits and permission bits */
+	uint32_t a_uid;
+	uint32_t a_gid;
+	uint32_t a_nlink;
+	uint64_t a_size;
+	uint64_t a_blocks;      /* 512-byte blocks, an estimate from the size */
+	uint32_t a_rdev;
+	uint32_t a_flags;       /* reserved, 0 */
+	struct nc_timespec a_atime;
+	struct nc_timespec a_mtime;
+	struct nc_timespec a_ctime;
+};
+
+/* Shard states kept in the layout (stale marks arrive with erasure coding). */
+#define NC_SHARD_STALE 0x1u
+
+struct nc_layout_shard {
+	uint32_t ls_ost;        /* OST index */
+	uint32_t ls_flags;      /* NC_SHARD_* */
+};
+
+/*
+ * A layout: file bytes cut into chunks of l_stripe_size; every row of l_k data
+ * chunks gains l_m parity chunks; encoded chunk g lands on object g mod N at
+ * object offset (g div N) * stripe_size, N = l_stripe_count.  m = 0 is plain
+ * RAID-0 striping.
+ *
+ * A directory's default layout is a template: zero fields mean "inherit the
+ * filesystem default", l_first_ost picks the first OST (NC_OST_ANY: the MDS
+ * chooses), and l_stripe_count counts no shards.
+ */
+struct nc_layout {
+	uint32_t l_stripe_size;
+	uint16_t l_stripe_count;
+	uint8_t l_k;
+	uint8_t l_m;
+	uint32_t l_flags;       /* NC_LAYOUT_* */
+	uint32_t l_first_ost;   /* templates only */
+	uint32_t l_gen;         /* bumped when the objects change */
+	struct nc_layout_shard l_shards[NC_MAX_STRIPES];
+};
+
+#define NC_LAYOUT_TEMPLATE 0x1u /* a directory default, holds no shards */
+
+/* The caller's identity, checked by the MDS against mode bits. */
+struct nc_cred {
+	uint32_t c_uid;
+	uint32_t c_gid;
+	uint32_t c_ngroups;
+	uint32_t c_groups[NC_MAX_GROUPS];
+};
+
+enum nc_ost_state {
+	NC_OST_DOWN = 0,
+	NC_OST_UP = 1,
+};
+
+struct nc_ost_info {
+	uint32_t o_index;
+	uint32_t o_state;       /* enum nc_ost_state */
+	uint8_t o_uuid[16];
+	char o_addr[NC_ADDR_MAX + 1];
+};
+
+/* Space of one target (MDT or OST), in bytes and inodes. */
+struct nc_statfs {
+	uint64_t s_total;
+	uint64_t s_free;
+	uint64_t s_avail;
+	uint64_t s_files;
+	uint64_t s_ffree;
+	uint32_t s_bsize;
+	uint32_t s_namemax;
+};
+
+/* Setattr masks (nc_setattr_req.sa_valid). */
+#define NC_SA_MODE 0x001u
+#define NC_SA_UID 0x002u
+#define NC_SA_GID 0x004u
+#define NC_SA_SIZE 0x008u
+#define NC_SA_ATIME 0x010u
+#define NC_SA_MTIME 0x020u
+#define NC_SA_ATIME_NOW 0x040u
+#define NC_SA_MTIME_NOW 0x080u
+#define NC_SA_CTIME 0x100u
+
+#endif

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nacre wire protocol: the only definition of the bytes on the wire.
+ *
+ * Every message is a 32-byte little-endian header followed by mh_body_len
+ * bytes of body and mh_bulk_len bytes of bulk data.  The body is a fixed
+ * little-endian encoding of one message shape (below); bulk data is file
+ * bytes, kept apart so that a receiver can place it straight into the
+ * caller's buffer (and, later, so RDMA can move it one-sided).
+ *
+ * Header layout (offsets in bytes):
+ *   0 mh_magic   u32  NC_MSG_MAGIC
+ *   4 mh_version u16  major << 8 | minor
+ *   6 mh_opcode  u16  enum nc_opcode
+ *   8 mh_flags   u32  NC_MF_*
+ *  12 mh_status  i32  enum nc_wire_status (replies)
+ *  16 mh_reqid   u64  chosen by the requester, echoed in the reply
+ *  24 mh_body_len u32
+ *  28 mh_bulk_len u32
+ *
+ * Changelog (append only, never reorder fields):
+ *   1.0  first protocol.
+ */
+#ifndef NC_WIRE_H
+#define NC_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/types.h"
+
+#define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
+#define NC_PROTO_MAJOR 1
+#define NC_PROTO_MINOR 0
+#define NC_HDR_LEN 32
+#define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
+#define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
+
+/* Header flags. */
+#define NC_MF_REPLY 0x1u
+
+/* Feature bits exchanged at connect; code tests these, never versions. */
+#define NC_FEAT_BULK_SPLIT 0x1ull /* body and bulk are separate (always set) */
+#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT)
+
+struct nc_msg_hdr {
+	uint32_t mh_magic;
+	uint16_t mh_version;
+	uint16_t mh_opcode;
+	uint32_t mh_flags;
+	int32_t mh_status;
+	uint64_t mh_reqid;
+	uint32_t mh_body_len;
+	uint32_t mh_bulk_len;
+};
+
+/*
+ * Opcodes: X(name, value, idempotent).  An idempotent request may be resent
+ * after a lost connection; the others are not resent (a later protocol adds
+ * reply reconstruction for them).  Append only; retire as NC_OP_OBSOLETE_n.
+ */
+#define NC_OPCODES(X)                   \
+	X(CONNECT, 1, 1)                \
+	X(PING, 2, 1)                   \
+	X(OST_REGISTER, 10, 1)          \
+	X(OST_LIST, 11, 1)              \
+	X(MDS_STATFS, 12, 1)            \
+	X(LOOKUP, 20, 1)                \
+	X(GETATTR, 21, 1)               \
+	X(SETATTR, 22, 0)               \
+	X(CREATE, 23, 0)                \
+	X(LINK, 24, 0)                  \
+	X(UNLINK, 25, 0)                \
+	X(RENAME, 26, 0)                \
+	X(READDIR, 27, 1)               \
+	X(READLINK, 28, 1)              \
+	X(OPEN, 29, 1)                  \
+	X(GETLAYOUT, 30, 1)             \
+	X(SETLAYOUT, 31, 0)             \
+	X(SIZE_UPDATE, 32, 1)           \
+	X(XATTR_GET, 33, 1)             \
+	X(XATTR_SET, 34, 0)             \
+	X(XATTR_LIST, 35, 1)            \
+	X(XATTR_DEL, 36, 0)             \
+	X(OBJ_READ, 50, 1)              \
+	X(OBJ_WRITE, 51, 1)             \
+	X(OBJ_TRUNC, 52, 1)             \
+	X(OBJ_PUNCH, 53, 1)             \
+	X(OBJ_DESTROY, 54, 1)           \
+	X(OBJ_SYNC, 55, 1)              \
+	X(OBJ_STAT, 56, 1)              \
+	X(OST_STATFS, 57, 1)
+
+enum nc_opcode {
+#define NC_OP_ENUM(name, value, idem) NC_OP_##name = value,
+	NC_OPCODES(NC_OP_ENUM)
+#undef NC_OP_ENUM
+};
+
+/* Name of an opcode for logs, "UNKNOWN" for values not in the table. */
+const char *nc_op_name(uint16_t opcode);
+bool nc_op_is_known(uint16_t opcode);
+bool nc_op_is_idempotent(uint16_t opcode);
+
+/*
+ * Wire status codes: a stable enum of their own, mapped to and from local
+ * errno values at the boundary.  X(name, wire value, local error).
+ * Append only; never renumber.
+ */
+#define NC_WIRE_STATUS(X)                 \
+	X(OK, 0, 0)                       \
+	X(PERM, 1, -EPERM)                \
+	X(NOENT, 2, -ENOENT)              \
+	X(IO, 5, -EIO)                    \
+	X(BADF, 9, -EBADF)                \
+	X(AGAIN, 11, -EAGAIN)             \
+	X(NOMEM, 12, -ENOMEM)             \
+	X(ACCES, 13, -EACCES)             \
+	X(BUSY, 16, -EBUSY)               \
+	X(EXIST, 17, -EEXIST)             \
+	X(XDEV, 18, -EXDEV)               \
+	X(NOTDIR, 20, -ENOTDIR)           \
+	X(ISDIR, 21, -EISDIR)             \
+	X(INVAL, 22, -EINVAL)             \
+	X(FBIG, 27, -EFBIG)               \
+	X(NOSPC, 28, -ENOSPC)             \
+	X(ROFS, 30, -EROFS)               \
+	X(MLINK, 31, -EMLINK)             \
+	X(RANGE, 34, -ERANGE)             \
+	X(NAMETOOLONG, 36, -ENAMETOOLONG) \
+	X(NOSYS, 38, -ENOSYS)             \
+	X(NOTEMPTY, 39, -ENOTEMPTY)       \
+	X(LOOP, 40, -ELOOP)               \
+	X(NODATA, 61, -ENODATA)           \
+	X(OVERFLOW, 75, -EOVERFLOW)       \
+	X(OPNOTSUPP, 95, -EOPNOTSUPP)     \
+	X(STALE, 116, -ESTALE)            \
+	X(DQUOT, 122, -EDQUOT)            \
+	X(PROTO, 1000, -NC_E_PROTO)       \
+	X(VERSION, 1001, -NC_E_VERSION)   \
+	X(FSNAME, 1002, -NC_E_FSNAME)     \
+	X(NOOST, 1003, -NC_E_NOOST)       \
+	X(CORRUPT, 1004, -NC_E_CORRUPT)   \
+	X(LAYOUT, 1005, -NC_E_LAYOUT)     \
+	X(HANDSHAKE, 1006, -NC_E_HANDSHAKE)
+
+enum nc_wire_status {
+#define NC_WS_ENUM(name, value, err) NC_WS_##name = value,
+	NC_WIRE_STATUS(NC_WS_ENUM)
+#undef NC_WS_ENUM
+};
+
+/* Local error (0/-errno/-NC_E_*) to wire status; unknown errors map to IO. */
+int32_t nc_status_from_err(int err);
+/* Wire status to local error; unknown statuses map to -EIO. */
+int nc_err_from_status(int32_t status);
+
+/* Header: 32 bytes out.  Decode checks magic, major version and lengths. */
+void nc_hdr_encode(const struct nc_msg_hdr *h, uint8_t out[NC_HDR_LEN]);
+int nc_hdr_decode(const uint8_t in[NC_HDR_LEN], struct nc_msg_hdr *h);
+
+/*
+ * The body codec, XDR-style: one function per message shape both encodes and
+ * decodes, so the two directions cannot drift apart.  A decoding nc_xdr
+ * checks every length against the buffer; the first failure sets x_err to
+ * -NC_E_PROTO (or -ENAMETOOLONG for an over-long string) and later calls
+ * do nothing.  An encoding nc_xdr writes into a caller buffer of fixed
+ * capacity and sets x_err to -EOVERFLOW when it is too small.
+ */
+enum nc_xdr_op { NC_XDR_ENCODE, NC_XDR_DECODE };
+
+struct nc_xdr {
+	enum nc_xdr_op x_op;
+	uint8_t *x_buf;
+	size_t x_len;           /* encode: capacity; decode: bytes available */
+	size_t x_pos;
+	int x_err;
+};
+
+void nc_xdr_init_encode(struct nc_xdr *x, void *buf, size_t cap);
+void nc_xdr_init_decode(struct nc_xdr *x, const void *buf, size_t len);
+/* Decode: 0 when every byte was consumed without error, else -NC_E_PROTO. */
+int nc_xdr_finish(struct nc_xdr *x);
+
+void nc_xdr_u8(struct nc_xdr *x, uint8_t *v);
+void nc_xdr_u16(struct nc_xdr *x, uint16_t *v);
+void nc_xdr_u32(struct nc_xdr *x, uint32_t *v);
+void nc_xdr_u64(struct nc_xdr *x, uint64_t *v);
+void nc_xdr_i64(struct nc_xdr *x, int64_t *v);
+void nc_xdr_fixed(struct nc_xdr *x, void *p, size_t n);
+/* u16 length + bytes; decodes into @s (capacity @max + 1, NUL-terminated). */
+void nc_xdr_str(struct nc_xdr *x, char *s, size_t max);
+/*
+ * u32 length + bytes, by reference: encode reads *p/*n; decode points *p
+ * into the decoded buffer (valid as long as that buffer) after checking
+ * n <= max.
+ */
+void nc_xdr_opaque(struct nc_xdr *x, const void **p, uint32_t *n, uint32_t max);
+
+void nc_xdr_fid(struct nc_xdr *x, struct nc_fid *f);
+void nc_xdr_attr(struct nc_xdr *x, struct nc_attr *a);
+void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l);
+void nc_xdr_cred(struct nc_xdr *x, struct nc_cred *c);
+void nc_xdr_ost_info(struct nc_xdr *x, struct nc_ost_info *o);
+void nc_xdr_statfs(struct nc_xdr *x, struct nc_statfs *s);
+
+/* ---- Message shapes.  Each comment lists the opcodes that use it. ---- */
+
+/* CONNECT request. */
+struct nc_connect_req {
+	uint16_t cr_major;
+	uint16_t cr_minor;
+	uint32_t cr_role;       /* enum nc_peer_role */
+	uint64_t cr_features;
+	char cr_fsname[NC_FSNAME_MAX + 1];
+};
+enum nc_peer_role { NC_ROLE_CLIENT = 1, NC_ROLE_OSS = 2, NC_ROLE_MDS = 3, NC_ROLE_TOOL = 4 };
+
+/* CONNECT reply. */
+struct nc_connect_rep {
+	uint16_t cp_major;
+	uint16_t cp_minor;
+	uint32_t cp_role;       /* the server's role */
+	uint64_t cp_features;   /* the intersection both sides use */
+	uint8_t cp_uuid[16];    /* the server's filesystem or target uuid */
+};
+
+/* OST_REGISTER request (an OSS announcing one of its OSTs). */
+struct nc_ost_register_req {
+	struct nc_ost_info rr_ost;
+};
+
+/* OST_LIST reply. */
+struct nc_ost_list_rep {
+	uint32_t ol_count;
+	struct nc_ost_info ol_osts[NC_MAX_STRIPES * 4];
+};
+#define NC_MAX_OSTS (NC_MAX_STRIPES * 4)
+
+/* MDS_STATFS and OST_STATFS replies. */
+struct nc_statfs_rep {
+	struct nc_statfs sr_stat;
+};
+
+/* LOOKUP, UNLINK (md_flags NC_UNLINK_DIR for rmdir): a name in a directory. */
+struct nc_name_req {
+	struct nc_cred nr_cred;
+	struct nc_fid nr_parent;
+	char nr_name[NC_NAME_MAX + 1];
+	uint32_t nr_flags;
+};
+#define NC_UNLINK_DIR 0x1u
+
+/* GETATTR, READLINK, OPEN (fr_flags: O_* access mode bits), GETLAYOUT,
+ * XATTR_LIST: one inode. */
+struct nc_fid_req {
+	struct nc_cred fr_cred;
+	struct nc_fid fr_fid;
+	uint32_t fr_flags;
+};
+/* Open flags on the wire (translated from O_*; never host values). */
+#define NC_OPEN_READ 0x1u
+#define NC_OPEN_WRITE 0x2u
+#define NC_OPEN_TRUNC 0x4u
+
+/* CREATE: regular files, directories, symlinks and special files. */
+struct nc_create_req {
+	struct nc_cred cq_cred;
+	struct nc_fid cq_parent;
+	char cq_name[NC_NAME_MAX + 1];
+	uint32_t cq_mode;       /* S_IFMT type + permission bits (umask applied) */
+	uint32_t cq_rdev;
+	uint32_t cq_flags;      /* NC_CREATE_EXCL */
+	char cq_target[NC_SYMLINK_MAX + 1]; /* symlinks only */
+};
+#define NC_CREATE_EXCL 0x1u
+
+/* SETATTR. */
+struct nc_setattr_req {
+	struct nc_cred sa_cred;
+	struct nc_fid sa_fid;
+	uint32_t sa_valid;      /* NC_SA_* */
+	uint32_t sa_mode;
+	uint32_t sa_uid;
+	uint32_t sa_gid;
+	uint64_t sa_size;
+	struct nc_timespec sa_atime;
+	struct nc_timespec sa_mtime;
+};
+
+/* RENAME (rn_src is unused) and LINK (rn_src is the inode; rn_oldparent and
+ * rn_oldname are unused). */
+struct nc_rename_req {
+	struct nc_cred rn_cred;
+	struct nc_fid rn_src;
+	struct nc_fid rn_oldparent;
+	char rn_oldname[NC_NAME_MAX + 1];
+	struct nc_fid rn_newparent;
+	char rn_newname[NC_NAME_MAX + 1];
+	uint32_t rn_flags;      /* NC_RENAME_* */
+};
+#define NC_RENAME_NOREPLACE 0x1u
+#define NC_RENAME_EXCHANGE 0x2u
+
+/* READDIR request: entries after rd_cookie (0 = from the start). */
+struct nc_readdir_req {
+	struct nc_cred rd_cred;
+	struct nc_fid rd_fid;
+	uint64_t rd_cookie;
+	uint32_t rd_max;        /* at most NC_READDIR_MAX */
+};
+#define NC_READDIR_MAX 512
+
+struct nc_dirent {
+	uint64_t de_cookie;     /* pass back to continue after this entry */
+	struct nc_fid de_fid;
+	uint32_t de_mode;       /* S_IFMT bits of the child */
+	char de_name[NC_NAME_MAX + 1];
+};
+
+/* READDIR reply.  @note de_ents is allocated by the decoder: free it. */
+struct nc_readdir_rep {
+	uint32_t dr_count;
+	uint32_t dr_eof;
+	struct nc_dirent *dr_ents;
+};
+
+/* Replies carrying one inode's attributes, optionally with its layout
+ * (GETATTR, LOOKUP, SETATTR, LINK, SIZE_UPDATE: ar_has_layout = 0;
+ * CREATE, OPEN: ar_has_layout = 1 for regular files). */
+struct nc_attr_rep {
+	struct nc_attr ar_attr;
+	uint32_t ar_has_layout;
+	struct nc_layout ar_layout;
+};
+
+/* GETLAYOUT reply, SETLAYOUT request (sl_fid) and reply. */
+struct nc_layout_msg {
+	struct nc_cred sl_cred;
+	struct nc_fid sl_fid;
+	struct nc_layout sl_layout;
+};
+
+/* SIZE_UPDATE: a client reports written bytes; size only grows. */
+struct nc_size_req {
+	struct nc_cred su_cred;
+	struct nc_fid su_fid;
+	uint64_t su_size;
+	uint32_t su_flags;      /* NC_SIZE_MTIME: also set mtime/ctime to now */
+};
+#define NC_SIZE_MTIME 0x1u
+
+/* XATTR_GET, XATTR_SET, XATTR_DEL. */
+struct nc_xattr_req {
+	struct nc_cred xr_cred;
+	struct nc_fid xr_fid;
+	char xr_name[NC_XATTR_NAME_MAX + 1];
+	uint32_t xr_flags;      /* NC_XATTR_CREATE / NC_XATTR_REPLACE */
+	const void *xr_value;   /* by reference into the message */
+	uint32_t xr_value_len;
+};
+#define NC_XATTR_CREATE 0x1u
+#define NC_XATTR_REPLACE 0x2u
+
+/* READLINK target, XATTR_GET value, XATTR_LIST names (NUL-separated). */
+struct nc_bytes_rep {
+	const void *br_data;    /* by reference into the message */
+	uint32_t br_len;
+};
+
+/* OBJ_* and OST_STATFS requests: one object on one OST. */
+struct nc_obj_req {
+	uint32_t or_ost;
+	uint32_t or_flags;
+	struct nc_fid or_fid;
+	uint64_t or_off;        /* READ, WRITE, PUNCH; TRUNC: the new size */
+	uint64_t or_len;        /* READ, PUNCH; WRITE: equals the bulk length */
+};
+
+/* OBJ_READ (bytes returned in bulk; short when the object ends), OBJ_STAT. */
+struct nc_obj_rep {
+	uint64_t op_size;       /* OBJ_STAT: object size; READ: bytes read */
+	uint64_t op_blocks;     /* OBJ_STAT: 512-byte blocks allocated */
+};
+
+void nc_wire_connect_req(struct nc_xdr *x, struct nc_connect_req *m);
+void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m);
+void nc_wire_ost_register_req(struct nc_xdr *x, struct nc_ost_register_req *m);
+void nc_wire_ost_list_rep(struct nc_xdr *x, struct nc_ost_list_rep *m);
+void nc_wire_statfs_rep(struct nc_xdr *x, struct nc_statfs_rep *m);
+void nc_wire_name_req(struct nc_xdr *x, struct nc_name_req *m);
+void nc_wire_fid_req(struct nc_xdr *x, struct nc_fid_req *m);
+void nc_wire_create_req(struct nc_xdr *x, struct nc_create_req *m);
+void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m);
+void nc_wire_rename_req(struct nc_xdr *x, struct nc_rename_req *m);
+void nc_wire_readdir_req(struct nc_xdr *x, struct nc_readdir_req *m);
+/* Decoding allocates m->dr_ents; returns with x_err set and nothing
+ * allocated on failure.  Free with nc_readdir_rep_fini(). */
+void nc_wire_readdir_rep(struct nc_xdr *x, struct nc_readdir_rep *m);
+void nc_readdir_rep_fini(struct nc_readdir_rep *m);
+void nc_wire_attr_rep(struct nc_xdr *x, struct nc_attr_rep *m);
+void nc_wire_layout_msg(struct nc_xdr *x, struct nc_layout_msg *m);
+void nc_wire_size_req(struct nc_xdr *x, struct nc_size_req *m);
+void nc_wire_xattr_req(struct nc_xdr *x, struct nc_xattr_req *m);
+void nc_wire_bytes_rep(struct nc_xdr *x, struct nc_bytes_rep *m);
+void nc_wire_obj_req(struct nc_xdr *x, struct nc_obj_req *m);
+void nc_wire_obj_rep(struct nc_xdr *x, struct nc_obj_rep *m);
+
+#endif

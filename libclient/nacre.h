@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file nacre.h
+ * @brief libnacre: the nacre client library.
+ *
+ * A client connects to a filesystem by its MDS address and fsname, sends
+ * metadata requests to the MDS and moves file data straight to and from the
+ * OSTs, the chunks of one request in parallel across the file's OSTs.
+ *
+ * Conventions
+ *  - Every function that can fail returns 0 (or a byte count) on success and
+ *    a negative error: -errno, or a nacre code described by
+ *    nacre_strerror().  errno is not used.
+ *  - Functions taking a `const struct nacre_cred *` act as that user; NULL
+ *    means the identity given at nacre_connect() (by default the calling
+ *    process's uid, gid and groups).  The MDS checks permissions.
+ *  - Path functions take absolute paths inside the filesystem ("/a/b"; a
+ *    missing leading slash is accepted) and follow symbolic links except in
+ *    the final component of the l* functions.  FID functions ("_at", "_fid")
+ *    name inodes directly, as a FUSE server needs.
+ *  - Thread-safe: one struct nacre_fs may be used from many threads; a
+ *    struct nacre_file may be used from many threads for pread/pwrite.
+ */
+#ifndef NACRE_H
+#define NACRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NACRE_NAME_MAX 255
+#define NACRE_MAX_STRIPES 64
+#define NACRE_MAX_GROUPS 32
+#define NACRE_ADDR_MAX 127
+#define NACRE_FSNAME_MAX 31
+
+struct nacre_fs;
+struct nacre_file;
+
+/** A file identifier, unique for the life of the filesystem. */
+struct nacre_fid {
+	uint64_t seq;
+	uint64_t oid;
+};
+
+struct nacre_cred {
+	uid_t uid;
+	gid_t gid;
+	unsigned int ngroups;
+	gid_t groups[NACRE_MAX_GROUPS];
+};
+
+struct nacre_stat {
+	struct nacre_fid fid;
+	mode_t mode;
+	nlink_t nlink;
+	uid_t uid;
+	gid_t gid;
+	uint64_t size;
+	uint64_t blocks;        /**< 512-byte blocks */
+	dev_t rdev;
+	struct timespec atime;
+	struct timespec mtime;
+	struct timespec ctime;
+};
+
+#define NACRE_SHARD_STALE 0x1u
+
+/** A file's layout, or a directory's default layout (a template: zero fields
+ * inherit the filesystem default; shard_count 0). */
+struct nacre_layout {
+	uint32_t stripe_size;   /**< bytes per chunk; 0: default */
+	uint32_t stripe_count;  /**< objects; 0: default; -1 (UINT32_MAX): all OSTs */
+	uint32_t k;             /**< data chunks per row */
+	uint32_t m;             /**< parity chunks per row (0: plain striping) */
+	uint32_t first_ost;     /**< templates: first OST, UINT32_MAX: any */
+	uint32_t shard_count;   /**< entries in shards[] (files only) */
+	struct {
+		uint32_t ost;
+		uint32_t flags; /**< NACRE_SHARD_* */
+	} shards[NACRE_MAX_STRIPES];
+};
+#define NACRE_OST_ANY UINT32_MAX
+
+struct nacre_statfs {
+	uint64_t total;         /**< bytes */
+	uint64_t free;
+	uint64_t avail;
+	uint64_t files;         /**< inodes */
+	uint64_t ffree;
+	uint32_t bsize;
+	uint32_t namemax;
+};
+
+struct nacre_ost {
+	uint32_t index;
+	bool up;
+	char uuid[37];
+	char addr[NACRE_ADDR_MAX + 1];
+	const char *transport;  /**< "tcp" */
+};
+
+struct nacre_dirent {
+	struct nacre_fid fid;
+	mode_t type;            /**< S_IFMT bits */
+	uint64_t cookie;        /**< resume readdir after this entry */
+	char name[NACRE_NAME_MAX + 1];
+};
+
+/** nacre_setattr() mask bits. */
+#define NACRE_SET_MODE 0x01u
+#define NACRE_SET_UID 0x02u
+#define NACRE_SET_GID 0x04u
+#define NACRE_SET_SIZE 0x08u
+#define NACRE_SET_ATIME 0x10u
+#define NACRE_SET_MTIME 0x20u
+#define NACRE_SET_ATIME_NOW 0x40u
+#define NACRE_SET_MTIME_NOW 0x80u
+
+struct nacre_setattr {
+	unsigned int valid;     /**< NACRE_SET_* */
+	mode_t mode;            /**< permission bits only */
+	uid_t uid;
+	gid_t gid;
+	uint64_t size;
+	struct timespec atime;
+	struct timespec mtime;
+};
+
+struct nacre_opts {
+	const struct nacre_cred *cred; /**< default identity; NULL: the process's */
+	int timeout_ms;         /**< per request; 0: 30 s */
+	int retry_ms;           /**< how long to wait for a restarting server; 0: 60 s */
+};
+
+/* ---- Connection ---- */
+
+/**
+ * Connects to the filesystem @fsname whose MDS listens at @mds_addr
+ * ("tcp://host:port" or "host:port") and learns its OSTs.
+ * @param opts may be NULL.
+ * @param out receives the handle; free it with nacre_disconnect().
+ * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, ...
+ */
+int nacre_connect(const char *mds_addr, const char *fsname,
+		  const struct nacre_opts *opts, struct nacre_fs **out);
+/** Closes every connection and frees @fs.  Open files must be closed first.
+ * NULL is a no-op. */
+void nacre_disconnect(struct nacre_fs *fs);
+/** The MDS address and fsname given to nacre_connect(); owned by @fs. */
+const char *nacre_fs_mds_addr(const struct nacre_fs *fs);
+const char *nacre_fs_name(const struct nacre_fs *fs);
+/** The filesystem uuid as text (37 bytes). */
+void nacre_fs_uuid(struct nacre_fs *fs, char out[37]);
+/** Describes a return code of this library. @note static string. */
+const char *nacre_strerror(int err);
+void nacre_root_fid(struct nacre_fid *fid);
+/** "seq:oid" in hex, 34 bytes with the NUL. */
+void nacre_fid_format(const struct nacre_fid *fid, char *buf);
+int nacre_fid_parse(const char *s, struct nacre_fid *fid);
+
+/* ---- Statistics and OSTs ---- */
+
+/** The sum over all OSTs (bytes) and the MDT (inodes), as statfs(2) wants. */
+int nacre_statfs(struct nacre_fs *fs, struct nacre_statfs *st);
+int nacre_mdt_statfs(struct nacre_fs *fs, struct nacre_statfs *st);
+/** Asks the OSS of OST @index. -EHOSTDOWN / -ECONNREFUSED when unreachable. */
+int nacre_ost_statfs(struct nacre_fs *fs, uint32_t index, struct nacre_statfs *st);
+/**
+ * The OST table from the MDS (refreshed by this call).
+ * @param osts receives a malloc'd array of *count entries; free() it.
+ */
+int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsigned int *count);
+
+/* ---- FID (inode) operations ---- */
+
+int nacre_lookup(struct nacre_fs *fs, const struct nacre_cred *cred,
+		 const struct nacre_fid *parent, const char *name,
+		 struct nacre_stat *st);
+int nacre_getattr(struct nacre_fs *fs, const struct nacre_fid *fid,
+		  struct nacre_stat *st);
+/** Changes attributes; NACRE_SET_SIZE also truncates the file's objects. */
+int nacre_setattr(struct nacre_fs *fs, const struct nacre_cred *cred,
+		  const struct nacre_fid *fid, const struct nacre_setattr *sa,
+		  struct nacre_stat *st);
+/** Creates a regular file, FIFO, socket or device node (S_IFMT in @mode). */
+int nacre_mknod_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		   const struct nacre_fid *parent, const char *name, mode_t mode,
+		   dev_t rdev, struct nacre_stat *st);
+int nacre_mkdir_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		   const struct nacre_fid *parent, const char *name, mode_t mode,
+		   struct nacre_stat *st);
+int nacre_symlink_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		     const struct nacre_fid *parent, const char *name,
+		     const char *target, struct nacre_stat *st);
+int nacre_link_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		  const struct nacre_fid *fid, const struct nacre_fid *newparent,
+		  const char *newname, struct nacre_stat *st);
+int nacre_unlink_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		    const struct nacre_fid *parent, const char *name);
+int nacre_rmdir_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		   const struct nacre_fid *parent, const char *name);
+#define NACRE_RENAME_NOREPLACE 0x1u
+#define NACRE_RENAME_EXCHANGE 0x2u
+int nacre_rename_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		    const struct nacre_fid *oldparent, const char *oldname,
+		    const struct nacre_fid *newparent, const char *newname,
+		    unsigned int flags);
+/** Copies the target (NUL-terminated, truncated to @size - 1); returns its
+ * full length. */
+int nacre_readlink_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
+		       char *buf, size_t size);
+/**
+ * Reads directory entries after @cookie (0: from the start; "." and ".."
+ * are not returned).  Returns the number of entries stored in @ents
+ * (at most @max); *eof is set when the directory has no more.
+ */
+int nacre_readdir_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+		      const struct nacre_fid *dir, uint64_t cookie,
+		      struct nacre_dirent *ents, unsigned int max, bool *eof);
+
+/** Extended attributes.  get/list return the full length and copy at most
+ * @size bytes (size 0 asks for the length only); -ERANGE when @size is
+ * non-zero and too small.  @flags: XATTR_CREATE / XATTR_REPLACE. */
+int nacre_getxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+		       const struct nacre_fid *fid, const char *name,
+		       void *value, size_t size);
+int nacre_setxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+		       const struct nacre_fid *fid, const char *name,
+		       const void *value, size_t size, int flags);
+int nacre_listxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+			const struct nacre_fid *fid, char *list, size_t size);
+int nacre_removexattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+			  const struct nacre_fid *fid, const char *name);
+
+int nacre_getlayout_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
+			struct nacre_layout *layout);
+/** A directory's default layout, or a new empty file's layout (-EBUSY when
+ * the file holds data). */
+int nacre_setlayout_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+			const struct nacre_fid *fid,
+			const struct nacre_layout *layout);
+
+/* ---- Files ---- */
+
+/**
+ * Opens the file @fid with open(2) @flags (O_RDONLY, O_WRONLY, O_RDWR,
+ * O_TRUNC, O_APPEND).  The handle caches the layout and size.
+ * @param out free with nacre_close().
+ */
+int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+		   const struct nacre_fid *fid, int flags,
+		   struct nacre_file **out);
+/** Creates (O_EXCL honoured) and opens a regular file in @parent. */
+int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+		    const struct nacre_fid *parent, const char *name,
+		    mode_t mode, int flags, struct nacre_file **out,
+		    struct nacre_stat *st);
+/** Reads up to @len bytes at @off; returns bytes read (0 at end of file).
+ * Holes read as zeros. */
+ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off);
+/** Writes @len bytes at @off (at the end with O_APPEND); returns @len. */
+ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off);
+/** Makes written data durable on the OSTs and the size on the MDS. */
+int nacre_fsync(struct nacre_file *f);
+int nacre_ftruncate(struct nacre_file *f, uint64_t size);
+int nacre_fstat(struct nacre_file *f, struct nacre_stat *st);
+const struct nacre_fid *nacre_file_fid(const struct nacre_file *f);
+/** Reports the size and mtime, and frees @f.  NULL is a no-op (returns 0). */
+int nacre_close(struct nacre_file *f);
+
+/* ---- Path operations ---- */
+
+int nacre_resolve(struct nacre_fs *fs, const struct nacre_cred *cred,
+		  const char *path, bool follow, struct nacre_stat *st);
+int nacre_stat(struct nacre_fs *fs, const char *path, struct nacre_stat *st);
+int nacre_lstat(struct nacre_fs *fs, const char *path, struct nacre_stat *st);
+/** open(2) with O_CREAT, O_EXCL, O_TRUNC, O_APPEND and the access modes. */
+int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_t mode,
+	       struct nacre_file **out);
+int nacre_mkdir(struct nacre_fs *fs, const char *path, mode_t mode);
+int nacre_rmdir(struct nacre_fs *fs, const char *path);
+int nacre_unlink(struct nacre_fs *fs, const char *path);
+int nacre_rename(struct nacre_fs *fs, const char *from, const char *to);
+int nacre_link(struct nacre_fs *fs, const char *from, const char *to);
+int nacre_symlink(struct nacre_fs *fs, const char *target, const char *path);
+int nacre_readlink(struct nacre_fs *fs, const char *path, char *buf, size_t size);
+int nacre_truncate(struct nacre_fs *fs, const char *path, uint64_t size);
+int nacre_chmod(struct nacre_fs *fs, const char *path, mode_t mode);
+int nacre_readdir(struct nacre_fs *fs, const char *path, uint64_t cookie,
+		  struct nacre_dirent *ents, unsigned int max, bool *eof);
+int nacre_getxattr(struct nacre_fs *fs, const char *path, const char *name,
+		   void *value, size_t size);
+int nacre_setxattr(struct nacre_fs *fs, const char *path, const char *name,
+		   const void *value, size_t size, int flags);
+int nacre_listxattr(struct nacre_fs *fs, const char *path, char *list, size_t size);
+int nacre_removexattr(struct nacre_fs *fs, const char *path, const char *name);
+int nacre_getlayout(struct nacre_fs *fs, const char *path, struct nacre_layout *layout);
+int nacre_setlayout(struct nacre_fs *fs, const char *path,
+		    const struct nacre_layout *layout);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The namespace: inodes, directory entries, layouts, xattrs, the OST table
+ * and the destroy queue, all kept in LMDB through mds/db.h.  Every operation
+ * that changes state is one LMDB write transaction, committed durably before
+ * the function returns, so rename, link and unlink are atomic across a crash.
+ *
+ * Permission checks use the caller's struct nc_cred against the mode bits
+ * (uid 0 bypasses read/write/search checks, as on Linux).  All functions
+ * return 0 or -errno / -NC_E_* with POSIX meanings (ENOENT, EEXIST, ENOTDIR,
+ * EISDIR, ENOTEMPTY, EACCES, EPERM, EXDEV never, EINVAL for moving a
+ * directory below itself, ENAMETOOLONG, EMLINK).  Thread-safe.
+ */
+#ifndef MDS_NS_H
+#define MDS_NS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/types.h"
+#include "common/wire.h"
+
+struct mds_ns;
+
+/* The OSTs a new file may be striped over (the MDS passes those up and
+ * active, in index order). */
+struct mds_ost_set {
+	uint32_t os_count;
+	uint32_t os_index[NC_MAX_OSTS];
+};
+
+/* One pending object destruction. */
+struct mds_destroy_rec {
+	uint64_t dr_id;
+	struct nc_fid dr_fid;
+	struct nc_layout dr_layout;
+};
+
+/*
+ * Formats an MDT in @dir (created if missing): the config records (fsname,
+ * @uuid, FID counter, default layout: 1 MiB stripes over up to 4 OSTs) and
+ * the root directory (mode 0755, uid/gid 0).  -EEXIST when @dir already
+ * holds an MDT.  @uuid may be NULL (one is generated).
+ */
+int mds_ns_format(const char *dir, const char *fsname, const uint8_t *uuid,
+		  uint64_t map_size);
+/* -NC_E_NOTFMT when @dir holds no MDT. */
+int mds_ns_open(const char *dir, uint64_t map_size, struct mds_ns **out);
+void mds_ns_close(struct mds_ns *ns);
+const char *mds_ns_fsname(const struct mds_ns *ns);
+void mds_ns_uuid(const struct mds_ns *ns, uint8_t uuid[16]);
+
+int mds_ns_lookup(struct mds_ns *ns, const struct nc_cred *cred,
+		  const struct nc_fid *parent, const char *name,
+		  struct nc_attr *attr);
+int mds_ns_getattr(struct mds_ns *ns, const struct nc_fid *fid,
+		   struct nc_attr *attr);
+/* chmod (owner or root), chown (root; owner may change the group to one of
+ * its groups), utimes (owner or root; *_NOW also with write permission),
+ * size (write permission; sets the size exactly; the caller truncates the
+ * objects).  Clears setuid/setgid on chown by non-root. */
+int mds_ns_setattr(struct mds_ns *ns, const struct nc_setattr_req *sa,
+		   struct nc_attr *attr);
+/*
+ * Creates a regular file, directory, symlink (@target), FIFO, socket or
+ * device in @parent.  A regular file gets a layout from the parent's default
+ * merged with the filesystem default, over OSTs from @osts (-NC_E_NOOST when
+ * empty); @layout receives it (stripe_count 0 for other types).  A directory
+ * inherits the parent's default layout.  With NC_CREATE_EXCL an existing
+ * name fails with -EEXIST; without it, an existing regular file is returned
+ * (its attr and layout) as open(O_CREAT) expects.
+ */
+int mds_ns_create(struct mds_ns *ns, const struct nc_create_req *cq,
+		  const struct mds_ost_set *osts, struct nc_attr *attr,
+		  struct nc_layout *layout);
+int mds_ns_link(struct mds_ns *ns, const struct nc_cred *cred,
+		const struct nc_fid *fid, const struct nc_fid *newparent,
+		const char *newname, struct nc_attr *attr);
+/* Unlink (dir = false) or rmdir (dir = true).  Removing the last link of a
+ * regular file queues its objects in the destroy queue, same transaction. */
+int mds_ns_unlink(struct mds_ns *ns, const struct nc_cred *cred,
+		  const struct nc_fid *parent, const char *name, bool dir);
+/* rename(2) and renameat2 NOREPLACE / EXCHANGE. */
+int mds_ns_rename(struct mds_ns *ns, const struct nc_rename_req *rn);
+/* Entries with cookie > @cookie, in cookie (creation) order, at most @max;
+ * "." and ".." are not stored (the client adds them). */
+int mds_ns_readdir(struct mds_ns *ns, const struct nc_cred *cred,
+		   const struct nc_fid *dir, uint64_t cookie, uint32_t max,
+		   struct nc_dirent *ents, uint32_t *count, bool *eof);
+/* Returns the target length (not NUL-terminated beyond @cap). */
+int mds_ns_readlink(struct mds_ns *ns, const struct nc_fid *fid, char *buf,
+		    size_t cap);
+/* Checks access for NC_OPEN_* @flags; fills attr and layout (regular files;
+ * -EISDIR for write opens of directories). */
+int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
+		      const struct nc_fid *fid, uint32_t flags,
+		      struct nc_attr *attr, struct nc_layout *layout);
+int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
+		     struct nc_layout *layout);
+/*
+ * Directory: stores @req as its default (a template: stripe size, count,
+ * first OST, k, m; zero fields inherit).  Regular file: only while its size
+ * is 0 (-EBUSY otherwise); allocates new objects from @osts and queues the
+ * old ones for destruction.  Owner or root only.  @out gets the result.
+ */
+int mds_ns_setlayout(struct mds_ns *ns, const struct nc_cred *cred,
+		     const struct nc_fid *fid, const struct nc_layout *req,
+		     const struct mds_ost_set *osts, struct nc_layout *out);
+/* The filesystem default layout template, and changing it (root only). */
+int mds_ns_default_layout(struct mds_ns *ns, struct nc_layout *tmpl);
+/* Size only grows; NC_SIZE_MTIME also sets mtime and ctime to now. */
+int mds_ns_size_update(struct mds_ns *ns, const struct nc_fid *fid,
+		       uint64_t size, uint32_t flags, struct nc_attr *attr);
+
+/* user.* names (permission per mode bits, regular files and directories
+ * only) and trusted.* (root only); other namespaces -EOPNOTSUPP.
+ * get: copies at most @cap bytes and returns the full value length
+ * (-ERANGE is the caller's business); -ENODATA when absent. */
+int mds_ns_xattr_get(struct mds_ns *ns, const struct nc_cred *cred,
+		     const struct nc_fid *fid, const char *name, void *buf,
+		     size_t cap);
+int mds_ns_xattr_set(struct mds_ns *ns, const struct nc_cred *cred,
+		     const struct nc_fid *fid, const char *name,
+		     const void *val, size_t len, uint32_t flags);
+/* NUL-separated names; returns total length (copies at most @cap). */
+int mds_ns_xattr_list(struct mds_ns *ns, const struct nc_cred *cred,
+		      const struct nc_fid *fid, char *buf, size_t cap);
+int mds_ns_xattr_del(struct mds_ns *ns, const struct nc_cred *cred,
+		     const struct nc_fid *fid, const char *name);
+
+/* MDT space (the LMDB map and the disk under it) and inode counts. */
+int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
+
+/* The persistent OST table.  Register: a new index is added; a known index
+ * must carry the same uuid (-EEXIST otherwise) and gets its address
+ * updated.  o_state is not stored (the server tracks liveness). */
+int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost);
+int mds_ns_ost_list(struct mds_ns *ns, struct nc_ost_info *osts, uint32_t max,
+		    uint32_t *count);
+
+/* Destroy queue: the first record with id > @after (-ENOENT when none),
+ * and removal of a record once every object is gone. */
+int mds_ns_destroy_next(struct mds_ns *ns, uint64_t after,
+			struct mds_destroy_rec *rec);
+int mds_ns_destroy_done(struct mds_ns *ns, uint64_t id);
+
+#endif

@@ -83,6 +83,10 @@ int nc_req_reply(struct nc_req *req, int status, const void *body,
 int nc_req_reply_err(struct nc_req *req, int status);
 /* Free @req without replying (the connection is being torn down). */
 void nc_req_drop(struct nc_req *req);
+/* A number naming the connection for the server's lifetime (never reused),
+ * and its peer address text. */
+uint64_t nc_srv_conn_id(const struct nc_srv_conn *conn);
+const char *nc_srv_conn_peer(const struct nc_srv_conn *conn);
 
 /* ---------------- Client side ---------------- */
 

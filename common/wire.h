@@ -191,7 +191,7 @@ void nc_xdr_fixed(struct nc_xdr *x, void *p, size_t n);
 /* u16 length + bytes; decodes into @s (capacity @max + 1, NUL-terminated). */
 void nc_xdr_str(struct nc_xdr *x, char *s, size_t max);
 /*
- * u32 length + bytes, by reference: encode reads *p/*n; decode points *p
+ * u32 length + bytes, by reference: encode reads *p and *n; decode points *p
  * into the decoded buffer (valid as long as that buffer) after checking
  * n <= max.
  */

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* Transport addresses: "scheme://host:port", and the transport table. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errors.h"
+#include "common/xprt.h"
+
+int nc_addr_parse(const char *s, struct nc_addr *a)
+{
+	const char *hp = s, *sep, *port;
+	size_t hlen;
+	char *end;
+	unsigned long p;
+
+	memset(a, 0, sizeof(*a));
+	sep = strstr(s, "://");
+	if (sep) {
+		size_t slen = (size_t)(sep - s);
+
+		if (slen == 0 || slen >= sizeof(a->a_scheme))
+			return -NC_E_ADDR;
+		memcpy(a->a_scheme, s, slen);
+		hp = sep + 3;
+	} else {
+		strcpy(a->a_scheme, "tcp");
+	}
+	if (*hp == '[') {
+		const char *rb = strchr(hp, ']');
+
+		if (!rb || rb[1] != ':')
+			return -NC_E_ADDR;
+		hlen = (size_t)(rb - hp - 1);
+		hp++;
+		port = rb + 2;
+	} else {
+		const char *colon = strrchr(hp, ':');
+
+		if (!colon)
+			return -NC_E_ADDR;
+		hlen = (size_t)(colon - hp);
+		port = colon + 1;
+	}
+	if (hlen == 0 || hlen > NC_ADDR_MAX)
+		return -NC_E_ADDR;
+	memcpy(a->a_host, hp, hlen);
+	a->a_host[hlen] = '\0';
+	if (!*port)
+		return -NC_E_ADDR;
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (errno || *end || p > 65535)
+		return -NC_E_ADDR;
+	a->a_port = (uint16_t)p;
+	return 0;
+}
+
+void nc_addr_format(const struct nc_addr *a, char *buf, size_t len)
+{
+	if (strchr(a->a_host, ':'))
+		snprintf(buf, len, "%s://[%s]:%u", a->a_scheme, a->a_host, a->a_port);
+	else
+		snprintf(buf, len, "%s://%s:%u", a->a_scheme, a->a_host, a->a_port);
+}
+
+const struct nc_xprt_ops *nc_xprt_find(const struct nc_addr *a)
+{
+	if (!strcmp(a->a_scheme, "tcp"))
+		return &nc_xprt_tcp;
+	return NULL;
+}

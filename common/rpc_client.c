@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RPC client connection: many calls in flight, matched by request id.
+ * Callers send under a send lock from their own threads; one receive thread
+ * per connection reads replies, places reply bulk straight into the
+ * caller's buffer, expires calls past their deadline and fails every
+ * pending call when the connection drops.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/rpc.h"
+
+#define CC_BUCKETS 256
+
+struct nc_cconn {
+	char cc_addr_str[NC_ADDR_MAX + 1];
+	char cc_fsname[NC_FSNAME_MAX + 1];
+	struct nc_addr cc_addr;
+	const struct nc_xprt_ops *cc_ops;
+	struct nc_cconn_opts cc_opts;
+	pthread_mutex_t cc_lock;        /* pending table, state */
+	pthread_mutex_t cc_send_lock;
+	pthread_mutex_t cc_connect_lock;
+	int cc_fd;                      /* -1 when not connected */
+	bool cc_rx_running;
+	bool cc_rx_joinable;
+	bool cc_closing;
+	pthread_t cc_rx;
+	uint64_t cc_next_reqid;
+	uint8_t cc_uuid[16];
+	struct nc_call *cc_pending[CC_BUCKETS];
+	int cc_npending;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- waits ---- */
+
+void nc_wait_init(struct nc_wait *w)
+{
+	pthread_mutex_init(&w->w_lock, NULL);
+	pthread_cond_init(&w->w_cond, NULL);
+	w->w_pending = 0;
+}
+
+void nc_wait_fini(struct nc_wait *w)
+{
+	pthread_mutex_destroy(&w->w_lock);
+	pthread_cond_destroy(&w->w_cond);
+}
+
+void nc_wait_add(struct nc_wait *w, int n)
+{
+	pthread_mutex_lock(&w->w_lock);
+	w->w_pending += n;
+	pthread_mutex_unlock(&w->w_lock);
+}
+
+void nc_wait_done(struct nc_wait *w)
+{
+	pthread_mutex_lock(&w->w_lock);
+	if (--w->w_pending == 0)
+		pthread_cond_broadcast(&w->w_cond);
+	pthread_mutex_unlock(&w->w_lock);
+}
+
+void nc_wait_all(struct nc_wait *w)
+{
+	pthread_mutex_lock(&w->w_lock);
+	while (w->w_pending > 0)
+		pthread_cond_wait(&w->w_cond, &w->w_lock);
+	pthread_mutex_unlock(&w->w_lock);
+}
+
+void nc_call_init(struct nc_call *call, uint16_t opcode, const void *body,
+		  uint32_t body_len)
+{
+	memset(call, 0, sizeof(*call));
+	call->c_opcode = opcode;
+	call->c_body = body;
+	call->c_body_len = body_len;
+}
+
+void nc_call_fini(struct nc_call *call)
+{
+	free(call->c_rep_body);
+	call->c_rep_body = NULL;
+	call->c_rep_body_len = 0;
+}
+
+/* ---- pending table (cc_lock held) ---- */
+
+static void pending_add(struct nc_cconn *cc, struct nc_call *call)
+{
+	struct nc_call **b = &cc->cc_pending[call->c_reqid % CC_BUCKETS];
+
+	call->c_next = *b;
+	*b = call;
+	cc->cc_npending++;
+}
+
+static struct nc_call *pending_take(struct nc_cconn *cc, uint64_t reqid)
+{
+	struct nc_call **pp = &cc->cc_pending[reqid % CC_BUCKETS];
+
+	for (; *pp; pp = &(*pp)->c_next) {
+		if ((*pp)->c_reqid == reqid) {
+			struct nc_call *c = *pp;
+
+			*pp = c->c_next;
+			c->c_next = NULL;
+			cc->cc_npending--;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* Unlinks every pending call matching @expired (all when NULL) into a list. */
+static struct nc_call *pending_take_all(struct nc_cconn *cc, int64_t now)
+{
+	struct nc_call *list = NULL;
+
+	for (int i = 0; i < CC_BUCKETS; i++) {
+		struct nc_call **pp = &cc->cc_pending[i];
+
+		while (*pp) {
+			struct nc_call *c = *pp;
+
+			if (now && c->c_deadline_ms > now) {
+				pp = &c->c_next;
+				continue;
+			}
+			*pp = c->c_next;
+			c->c_next = list;
+			list = c;
+			cc->cc_npending--;
+		}
+	}
+	return list;
+}
+
+static void call_complete(struct nc_call *call, int status)
+{
+	struct nc_wait *w = call->c_wait;
+
+	call->c_status = status;
+	if (call->c_done)
+		call->c_done(call);
+	/* The caller may free the call once the wait is signalled. */
+	if (w)
+		nc_wait_done(w);
+}
+
+static void complete_list(struct nc_call *list, int status)
+{
+	while (list) {
+		struct nc_call *next = list->c_next;
+
+		call_complete(list, status);
+		list = next;
+	}
+}
+
+/* ---- blocking I/O helpers (receive thread and handshake) ---- */
+
+static int read_full(struct nc_cconn *cc, int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = cc->cc_ops->xo_recv(fd, p, len);
+
+		if (n == 0)
+			return -ECONNRESET;
+		if (n == -EAGAIN) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, cc->cc_opts.co_timeout_ms) == 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0)
+			return (int)n;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int discard(struct nc_cconn *cc, int fd, size_t len)
+{
+	uint8_t sink[8192];
+
+	while (len) {
+		size_t n = len < sizeof(sink) ? len : sizeof(sink);
+		int rc = read_full(cc, fd, sink, n);
+
+		if (rc)
+			return rc;
+		len -= n;
+	}
+	return 0;
+}
+
+static int send_msg(struct nc_cconn *cc, int fd, struct nc_msg_hdr *h,
+		    const void *body, const void *bulk)
+{
+	uint8_t hb[NC_HDR_LEN];
+	struct iovec iov[3];
+	int n = 0, rc;
+
+	nc_hdr_encode(h, hb);
+	iov[n].iov_base = hb;
+	iov[n++].iov_len = NC_HDR_LEN;
+	if (h->mh_body_len) {
+		iov[n].iov_base = (void *)(uintptr_t)body;
+		iov[n++].iov_len = h->mh_body_len;
+	}
+	if (h->mh_bulk_len) {
+		iov[n].iov_base = (void *)(uintptr_t)bulk;
+		iov[n++].iov_len = h->mh_bulk_len;
+	}
+	pthread_mutex_lock(&cc->cc_send_lock);
+	rc = cc->cc_ops->xo_sendv(fd, iov, n);
+	pthread_mutex_unlock(&cc->cc_send_lock);
+	return rc;
+}
+
+/* One reply: header already read.  Returns 0, or an error that ends the
+ * connection. */
+static int rx_one(struct nc_cconn *cc, int fd, const struct nc_msg_hdr *h)
+{
+	struct nc_call *call;
+	uint8_t *body = NULL;
+	int rc;
+
+	if (!(h->mh_flags & NC_MF_REPLY))
+		return -NC_E_PROTO;
+	if (h->mh_body_len) {
+		body = malloc(h->mh_body_len);
+		if (!body)
+			return -ENOMEM;
+		rc = read_full(cc, fd, body, h->mh_body_len);
+		if (rc)
+			goto out_free;
+	}
+	pthread_mutex_lock(&cc->cc_lock);
+	call = pending_take(cc, h->mh_reqid);
+	pthread_mutex_unlock(&cc->cc_lock);
+	if (!call) {
+		/* Timed out earlier: drop the late reply. */
+		rc = discard(cc, fd, h->mh_bulk_len);
+		goto out_free;
+	}
+	if (h->mh_bulk_len) {
+		if (!call->c_bulk_dst || h->mh_bulk_len > call->c_bulk_dst_cap) {
+			rc = discard(cc, fd, h->mh_bulk_len);
+			free(body);
+			call_complete(call, rc ? rc : -NC_E_PROTO);
+			return rc;
+		}
+		rc = read_full(cc, fd, call->c_bulk_dst, h->mh_bulk_len);
+		if (rc) {
+			free(body);
+			call_complete(call, rc);
+			return rc;
+		}
+	}
+	call->c_rep_body = body;
+	call->c_rep_body_len = h->mh_body_len;
+	call->c_rep_bulk_len = h->mh_bulk_len;
+	call_complete(call, nc_err_from_status(h->mh_status));
+	return 0;
+out_free:
+	free(body);
+	return rc;
+}
+
+static void *rx_main(void *arg)
+{
+	struct nc_cconn *cc = arg;
+	struct nc_call *list;
+	int fd = cc->cc_fd, rc = 0;
+
+	for (;;) {
+		uint8_t hb[NC_HDR_LEN];
+		struct nc_msg_hdr h;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int pr = poll(&pfd, 1, 1000);
+
+		if (pr < 0 && errno != EINTR) {
+			rc = -errno;
+			break;
+		}
+		pthread_mutex_lock(&cc->cc_lock);
+		list = pending_take_all(cc, now_ms());
+		pthread_mutex_unlock(&cc->cc_lock);
+		complete_list(list, -ETIMEDOUT);
+		if (pr <= 0)
+			continue;
+		rc = read_full(cc, fd, hb, NC_HDR_LEN);
+		if (rc)
+			break;
+		rc = nc_hdr_decode(hb, &h);
+		if (rc) {
+			nc_warn("rpc", "%s: malformed reply header: %s", cc->cc_addr_str,
+				nc_strerror(rc));
+			break;
+		}
+		rc = rx_one(cc, fd, &h);
+		if (rc)
+			break;
+	}
+	pthread_mutex_lock(&cc->cc_lock);
+	if (!cc->cc_closing && rc != -ECONNRESET)
+		nc_info("rpc", "connection to %s lost: %s", cc->cc_addr_str, nc_strerror(rc));
+	cc->cc_fd = -1;
+	cc->cc_rx_running = false;
+	list = pending_take_all(cc, 0);
+	rc = cc->cc_closing ? -ECANCELED : -ENOTCONN;
+	pthread_mutex_unlock(&cc->cc_lock);
+	cc->cc_ops->xo_close(fd);
+	complete_list(list, rc);
+	return NULL;
+}
+
+/* Connect and handshake; cc_connect_lock held. */
+static int cc_connect(struct nc_cconn *cc)
+{
+	struct nc_connect_req cr = { 0 };
+	struct nc_connect_rep cp = { 0 };
+	struct nc_msg_hdr h = { 0 };
+	uint8_t body[64], hb[NC_HDR_LEN], *rb = NULL;
+	struct nc_xdr x;
+	struct timeval tv;
+	int fd, rc;
+
+	if (cc->cc_rx_joinable) {
+		pthread_join(cc->cc_rx, NULL);
+		cc->cc_rx_joinable = false;
+	}
+	rc = cc->cc_ops->xo_connect(&cc->cc_addr, cc->cc_opts.co_connect_timeout_ms, &fd);
+	if (rc)
+		return rc;
+	/* Bounds every blocking receive, so a hung server cannot hang us. */
+	tv.tv_sec = cc->cc_opts.co_timeout_ms / 1000;
+	tv.tv_usec = (cc->cc_opts.co_timeout_ms % 1000) * 1000;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cr.cr_major = NC_PROTO_MAJOR;
+	cr.cr_minor = NC_PROTO_MINOR;
+	cr.cr_role = cc->cc_opts.co_role;
+	cr.cr_features = NC_FEATURES_SUPPORTED;
+	snprintf(cr.cr_fsname, sizeof(cr.cr_fsname), "%s", cc->cc_fsname);
+	nc_xdr_init_encode(&x, body, sizeof(body));
+	nc_wire_connect_req(&x, &cr);
+	h.mh_magic = NC_MSG_MAGIC;
+	h.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR;
+	h.mh_opcode = NC_OP_CONNECT;
+	h.mh_reqid = 0;
+	h.mh_body_len = (uint32_t)x.x_pos;
+	rc = send_msg(cc, fd, &h, body, NULL);
+	if (rc)
+		goto out_close;
+	rc = read_full(cc, fd, hb, NC_HDR_LEN);
+	if (rc)
+		goto out_close;
+	rc = nc_hdr_decode(hb, &h);
+	if (rc)
+		goto out_close;
+	if (!(h.mh_flags & NC_MF_REPLY) || h.mh_opcode != NC_OP_CONNECT || h.mh_bulk_len) {
+		rc = -NC_E_HANDSHAKE;
+		goto out_close;
+	}
+	rb = malloc(h.mh_body_len ? h.mh_body_len : 1);
+	if (!rb) {
+		rc = -ENOMEM;
+		goto out_close;
+	}
+	rc = read_full(cc, fd, rb, h.mh_body_len);
+	if (rc)
+		goto out_free;
+	rc = nc_err_from_status(h.mh_status);
+	if (rc)
+		goto out_free;
+	nc_xdr_init_decode(&x, rb, h.mh_body_len);
+	nc_wire_connect_rep(&x, &cp);
+	rc = nc_xdr_finish(&x);
+	if (rc)
+		goto out_free;
+	free(rb);
+	pthread_mutex_lock(&cc->cc_lock);
+	memcpy(cc->cc_uuid, cp.cp_uuid, 16);
+	cc->cc_fd = fd;
+	cc->cc_rx_running = true;
+	pthread_mutex_unlock(&cc->cc_lock);
+	rc = pthread_create(&cc->cc_rx, NULL, rx_main, cc);
+	if (rc) {
+		pthread_mutex_lock(&cc->cc_lock);
+		cc->cc_fd = -1;
+		cc->cc_rx_running = false;
+		pthread_mutex_unlock(&cc->cc_lock);
+		cc->cc_ops->xo_close(fd);
+		return -rc;
+	}
+	cc->cc_rx_joinable = true;
+	nc_debug("rpc", "connected to %s", cc->cc_addr_str);
+	return 0;
+out_free:
+	free(rb);
+out_close:
+	cc->cc_ops->xo_close(fd);
+	return rc;
+}
+
+int nc_cconn_new(const char *addr, const char *fsname,
+		 const struct nc_cconn_opts *opts, struct nc_cconn **out)
+{
+	struct nc_cconn *cc;
+	int rc;
+
+	if (strlen(addr) > NC_ADDR_MAX || strlen(fsname) > NC_FSNAME_MAX)
+		return -EINVAL;
+	cc = calloc(1, sizeof(*cc));
+	if (!cc)
+		return -ENOMEM;
+	rc = nc_addr_parse(addr, &cc->cc_addr);
+	if (rc)
+		goto out_free;
+	cc->cc_ops = nc_xprt_find(&cc->cc_addr);
+	if (!cc->cc_ops) {
+		rc = -EPROTONOSUPPORT;
+		goto out_free;
+	}
+	snprintf(cc->cc_addr_str, sizeof(cc->cc_addr_str), "%s", addr);
+	snprintf(cc->cc_fsname, sizeof(cc->cc_fsname), "%s", fsname);
+	if (opts)
+		cc->cc_opts = *opts;
+	if (!cc->cc_opts.co_role)
+		cc->cc_opts.co_role = NC_ROLE_CLIENT;
+	if (cc->cc_opts.co_timeout_ms <= 0)
+		cc->cc_opts.co_timeout_ms = 30000;
+	if (cc->cc_opts.co_connect_timeout_ms <= 0)
+		cc->cc_opts.co_connect_timeout_ms = 5000;
+	if (cc->cc_opts.co_retry_ms < 0)
+		cc->cc_opts.co_retry_ms = 0;
+	else if (cc->cc_opts.co_retry_ms == 0)
+		cc->cc_opts.co_retry_ms = 60000;
+	cc->cc_fd = -1;
+	cc->cc_next_reqid = 1;
+	pthread_mutex_init(&cc->cc_lock, NULL);
+	pthread_mutex_init(&cc->cc_send_lock, NULL);
+	pthread_mutex_init(&cc->cc_connect_lock, NULL);
+	*out = cc;
+	return 0;
+out_free:
+	free(cc);
+	return rc;
+}
+
+void nc_cconn_free(struct nc_cconn *cc)
+{
+	if (!cc)
+		return;
+	pthread_mutex_lock(&cc->cc_connect_lock);
+	pthread_mutex_lock(&cc->cc_lock);
+	cc->cc_closing = true;
+	if (cc->cc_fd >= 0)
+		shutdown(cc->cc_fd, SHUT_RDWR);
+	pthread_mutex_unlock(&cc->cc_lock);
+	if (cc->cc_rx_joinable)
+		pthread_join(cc->cc_rx, NULL);
+	pthread_mutex_unlock(&cc->cc_connect_lock);
+	pthread_mutex_destroy(&cc->cc_lock);
+	pthread_mutex_destroy(&cc->cc_send_lock);
+	pthread_mutex_destroy(&cc->cc_connect_lock);
+	free(cc);
+}
+
+const char *nc_cconn_addr(const struct nc_cconn *cc)
+{
+	return cc->cc_addr_str;
+}
+
+void nc_cconn_server_uuid(struct nc_cconn *cc, uint8_t uuid[16])
+{
+	pthread_mutex_lock(&cc->cc_lock);
+	memcpy(uuid, cc->cc_uuid, 16);
+	pthread_mutex_unlock(&cc->cc_lock);
+}
+
+bool nc_cconn_is_connected(struct nc_cconn *cc)
+{
+	bool up;
+
+	pthread_mutex_lock(&cc->cc_lock);
+	up = cc->cc_fd >= 0;
+	pthread_mutex_unlock(&cc->cc_lock);
+	return up;
+}
+
+int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call)
+{
+	struct nc_msg_hdr h = { 0 };
+	int fd, rc;
+
+	if (call->c_body_len > NC_MAX_BODY || call->c_bulk_len > NC_MAX_BULK)
+		return -EINVAL;
+	pthread_mutex_lock(&cc->cc_lock);
+	fd = cc->cc_fd;
+	pthread_mutex_unlock(&cc->cc_lock);
+	if (fd < 0) {
+		pthread_mutex_lock(&cc->cc_connect_lock);
+		pthread_mutex_lock(&cc->cc_lock);
+		fd = cc->cc_fd;
+		rc = cc->cc_closing ? -ECANCELED : 0;
+		pthread_mutex_unlock(&cc->cc_lock);
+		if (!rc && fd < 0)
+			rc = cc_connect(cc);
+		pthread_mutex_unlock(&cc->cc_connect_lock);
+		if (rc)
+			return rc;
+	}
+
+	call->c_status = 0;
+	call->c_sent = false;
+	call->c_rep_body = NULL;
+	call->c_rep_body_len = 0;
+	call->c_rep_bulk_len = 0;
+	if (call->c_wait)
+		nc_wait_add(call->c_wait, 1);
+	pthread_mutex_lock(&cc->cc_lock);
+	fd = cc->cc_fd;
+	if (fd < 0) {
+		pthread_mutex_unlock(&cc->cc_lock);
+		rc = -ENOTCONN;
+		goto out_unwait;
+	}
+	call->c_reqid = cc->cc_next_reqid++;
+	call->c_deadline_ms = now_ms() + (call->c_timeout_ms > 0 ? call->c_timeout_ms
+								  : cc->cc_opts.co_timeout_ms);
+	pending_add(cc, call);
+	pthread_mutex_unlock(&cc->cc_lock);
+
+	h.mh_magic = NC_MSG_MAGIC;
+	h.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR;
+	h.mh_opcode = call->c_opcode;
+	h.mh_reqid = call->c_reqid;
+	h.mh_body_len = call->c_body_len;
+	h.mh_bulk_len = call->c_bulk_len;
+	/* Set before sending: the reply may complete the call at once. */
+	call->c_sent = true;
+	rc = send_msg(cc, fd, &h, call->c_body, call->c_bulk);
+	if (rc) {
+		struct nc_call *mine;
+
+		shutdown(fd, SHUT_RDWR);
+		pthread_mutex_lock(&cc->cc_lock);
+		mine = pending_take(cc, call->c_reqid);
+		pthread_mutex_unlock(&cc->cc_lock);
+		if (!mine)
+			return 0; /* the receive thread completed it */
+		call->c_sent = false;
+		rc = -ENOTCONN;
+		goto out_unwait;
+	}
+	return 0;
+out_unwait:
+	if (call->c_wait)
+		nc_wait_done(call->c_wait);
+	return rc;
+}
+
+static bool err_is_transient(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -ENOTCONN || rc == -ECONNRESET ||
+	       rc == -ETIMEDOUT || rc == -EHOSTUNREACH || rc == -ENETUNREACH ||
+	       rc == -EPIPE || rc == -ECONNABORTED;
+}
+
+int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
+{
+	int64_t deadline = now_ms() + cc->cc_opts.co_retry_ms;
+	struct nc_wait w;
+	int rc, delay = 50;
+
+	nc_wait_init(&w);
+	for (;;) {
+		call->c_wait = &w;
+		rc = nc_cconn_submit(cc, call);
+		if (rc == 0) {
+			nc_wait_all(&w);
+			rc = call->c_status;
+			if (rc == -ENOTCONN && (!call->c_sent || nc_op_is_idempotent(call->c_opcode)))
+				nc_call_fini(call);
+			else
+				break;
+		} else if (!err_is_transient(rc)) {
+			break;
+		}
+		if (now_ms() + delay > deadline)
+			break;
+		usleep((useconds_t)delay * 1000);
+		if (delay < 1000)
+			delay *= 2;
+	}
+	call->c_wait = NULL;
+	nc_wait_fini(&w);
+	return rc;
+}
+
+int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
+		 void *req, nc_xdr_fn dec, void *rep, struct nc_call *call)
+{
+	size_t cap = 1024;
+	uint8_t *buf = NULL;
+	struct nc_xdr x;
+	int rc;
+
+	for (;;) {
+		uint8_t *nb = realloc(buf, cap);
+
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+		nc_xdr_init_encode(&x, buf, cap);
+		if (enc)
+			enc(&x, req);
+		if (x.x_err != -EOVERFLOW || cap >= NC_MAX_BODY)
+			break;
+		cap *= 4;
+		if (cap > NC_MAX_BODY)
+			cap = NC_MAX_BODY;
+	}
+	rc = x.x_err;
+	if (rc)
+		goto out;
+	nc_call_init(call, opcode, buf, (uint32_t)x.x_pos);
+	rc = nc_cconn_call(cc, call);
+	if (rc)
+		goto out_fini;
+	if (dec) {
+		nc_xdr_init_decode(&x, call->c_rep_body, call->c_rep_body_len);
+		dec(&x, rep);
+		rc = nc_xdr_finish(&x);
+		if (rc)
+			goto out_fini;
+	}
+	free(buf);
+	return 0;
+out_fini:
+	nc_call_fini(call);
+out:
+	free(buf);
+	return rc;
+}

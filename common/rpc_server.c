@@ -1,0 +1,722 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RPC server: one epoll I/O thread, a bounded pool of service threads
+ * (Lustre's ptlrpc service threads), backpressure instead of unbounded
+ * queues.  See rpc.h for the rules.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/rpc.h"
+
+#define SRV_MAX_LISTEN 8
+/* Bytes of request buffers queued or being served, server-wide. */
+#define SRV_MEM_LIMIT (512ull << 20)
+
+struct srv_listener {
+	int sl_fd;
+	int sl_port;
+	const struct nc_xprt_ops *sl_ops;
+};
+
+struct nc_srv_conn {
+	struct nc_server *sc_srv;
+	const struct nc_xprt_ops *sc_ops;
+	int sc_fd;
+	atomic_int sc_refs;
+	uint64_t sc_id;
+	char sc_peer[NC_ADDR_MAX + 1];
+	uint32_t sc_role;
+	bool sc_handshaken;
+	bool sc_closed;         /* under srv lock */
+	bool sc_paused;         /* under srv lock: EPOLLIN is off */
+	int sc_inflight;        /* under srv lock */
+	pthread_mutex_t sc_send_lock;
+	/* receive state, I/O thread only */
+	uint8_t sc_hbuf[NC_HDR_LEN];
+	size_t sc_hgot;
+	struct nc_msg_hdr sc_hdr;
+	uint8_t *sc_msg;
+	size_t sc_mlen, sc_mgot;
+	struct nc_srv_conn *sc_next, *sc_prev;
+};
+
+struct srv_qent {
+	struct nc_req *qe_req;
+};
+
+struct nc_server {
+	struct nc_server_conf s_conf;
+	char s_name[32];
+	char s_fsname[NC_FSNAME_MAX + 1];
+	struct srv_listener s_lis[SRV_MAX_LISTEN];
+	int s_nlis;
+	int s_epfd;
+	int s_wakefd;
+	pthread_t s_io;
+	pthread_t *s_workers;
+	int s_nworkers;
+	bool s_started;
+	bool s_stopping;
+	pthread_mutex_t s_lock;
+	pthread_cond_t s_cond;
+	/* the request queue (FIFO) */
+	struct nc_req **s_queue;
+	size_t s_qcap, s_qhead, s_qlen;
+	uint64_t s_mem;         /* request bytes held */
+	struct nc_srv_conn *s_conns;
+	int s_nconns;
+	uint64_t s_next_id;
+};
+
+/* Request and its message buffer in one allocation. */
+struct srv_req {
+	struct nc_req sr_req;
+	size_t sr_size;
+};
+
+static void conn_put(struct nc_srv_conn *c)
+{
+	if (atomic_fetch_sub(&c->sc_refs, 1) != 1)
+		return;
+	c->sc_ops->xo_close(c->sc_fd);
+	free(c->sc_msg);
+	pthread_mutex_destroy(&c->sc_send_lock);
+	free(c);
+}
+
+uint64_t nc_srv_conn_id(const struct nc_srv_conn *conn)
+{
+	return conn->sc_id;
+}
+
+const char *nc_srv_conn_peer(const struct nc_srv_conn *conn)
+{
+	return conn->sc_peer;
+}
+
+static void epoll_set(struct nc_server *srv, struct nc_srv_conn *c, uint32_t ev)
+{
+	struct epoll_event e = { .events = ev, .data.ptr = c };
+
+	epoll_ctl(srv->s_epfd, EPOLL_CTL_MOD, c->sc_fd, &e);
+}
+
+/* I/O thread: unlink and shut the connection; the fd closes on last ref. */
+static void conn_close(struct nc_srv_conn *c, const char *why)
+{
+	struct nc_server *srv = c->sc_srv;
+
+	pthread_mutex_lock(&srv->s_lock);
+	if (c->sc_closed) {
+		pthread_mutex_unlock(&srv->s_lock);
+		return;
+	}
+	c->sc_closed = true;
+	if (c->sc_prev)
+		c->sc_prev->sc_next = c->sc_next;
+	else
+		srv->s_conns = c->sc_next;
+	if (c->sc_next)
+		c->sc_next->sc_prev = c->sc_prev;
+	srv->s_nconns--;
+	pthread_mutex_unlock(&srv->s_lock);
+
+	epoll_ctl(srv->s_epfd, EPOLL_CTL_DEL, c->sc_fd, NULL);
+	/* Wake any service thread blocked sending to this peer. */
+	shutdown(c->sc_fd, SHUT_RDWR);
+	if (why)
+		nc_info(srv->s_name, "closed connection %" PRIu64 " from %s: %s",
+			c->sc_id, c->sc_peer, why);
+	if (srv->s_conf.sc_closed && c->sc_handshaken)
+		srv->s_conf.sc_closed(c, srv->s_conf.sc_arg);
+	conn_put(c);
+}
+
+static void resume_paused(struct nc_server *srv)
+{
+	/* Caller holds s_lock.  Few connections pause, so a scan is fine. */
+	for (struct nc_srv_conn *c = srv->s_conns; c; c = c->sc_next) {
+		if (c->sc_paused && c->sc_inflight < NC_SRV_MAX_INFLIGHT) {
+			c->sc_paused = false;
+			epoll_set(srv, c, EPOLLIN | EPOLLRDHUP);
+		}
+	}
+}
+
+static void req_release(struct nc_req *req)
+{
+	struct srv_req *sr = (struct srv_req *)req;
+	struct nc_srv_conn *c = req->rq_conn;
+	struct nc_server *srv = c->sc_srv;
+
+	pthread_mutex_lock(&srv->s_lock);
+	c->sc_inflight--;
+	srv->s_mem -= sr->sr_size;
+	resume_paused(srv);
+	pthread_mutex_unlock(&srv->s_lock);
+	free(sr);
+	conn_put(c);
+}
+
+static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
+		     const void *body, uint32_t blen, const void *bulk,
+		     uint32_t bulklen)
+{
+	uint8_t hb[NC_HDR_LEN];
+	struct iovec iov[3];
+	int n = 0, rc;
+
+	nc_hdr_encode(h, hb);
+	iov[n].iov_base = hb;
+	iov[n++].iov_len = NC_HDR_LEN;
+	if (blen) {
+		iov[n].iov_base = (void *)(uintptr_t)body;
+		iov[n++].iov_len = blen;
+	}
+	if (bulklen) {
+		iov[n].iov_base = (void *)(uintptr_t)bulk;
+		iov[n++].iov_len = bulklen;
+	}
+	pthread_mutex_lock(&c->sc_send_lock);
+	rc = c->sc_ops->xo_sendv(c->sc_fd, iov, n);
+	pthread_mutex_unlock(&c->sc_send_lock);
+	return rc;
+}
+
+static int reply_hdr_send(struct nc_srv_conn *c, const struct nc_msg_hdr *rq,
+			  int status, const void *body, uint32_t blen,
+			  const void *bulk, uint32_t bulklen)
+{
+	struct nc_msg_hdr h = {
+		.mh_magic = NC_MSG_MAGIC,
+		.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR,
+		.mh_opcode = rq->mh_opcode,
+		.mh_flags = NC_MF_REPLY,
+		.mh_status = nc_status_from_err(status),
+		.mh_reqid = rq->mh_reqid,
+		.mh_body_len = blen,
+		.mh_bulk_len = bulklen,
+	};
+
+	return conn_send(c, &h, body, blen, bulk, bulklen);
+}
+
+int nc_req_reply(struct nc_req *req, int status, const void *body,
+		 uint32_t body_len, const void *bulk, uint32_t bulk_len)
+{
+	int rc;
+
+	if (status) {
+		body_len = 0;
+		bulk_len = 0;
+	}
+	rc = reply_hdr_send(req->rq_conn, &req->rq_hdr, status, body, body_len,
+			    bulk, bulk_len);
+	if (rc)
+		nc_debug(req->rq_conn->sc_srv->s_name,
+			 "reply to %s req %" PRIu64 " from %s failed: %s",
+			 nc_op_name(req->rq_hdr.mh_opcode), req->rq_hdr.mh_reqid,
+			 req->rq_peer, nc_strerror(rc));
+	req_release(req);
+	return rc;
+}
+
+int nc_req_reply_err(struct nc_req *req, int status)
+{
+	return nc_req_reply(req, status, NULL, 0, NULL, 0);
+}
+
+void nc_req_drop(struct nc_req *req)
+{
+	req_release(req);
+}
+
+/* ---- the I/O thread ---- */
+
+static uint16_t proto_minor_min(uint16_t theirs)
+{
+	uint16_t ours = NC_PROTO_MINOR;
+
+	return theirs < ours ? theirs : ours;
+}
+
+static int handle_connect(struct nc_srv_conn *c, const uint8_t *body,
+			  uint32_t len)
+{
+	struct nc_server *srv = c->sc_srv;
+	struct nc_connect_req cr = { 0 };
+	struct nc_connect_rep cp = { 0 };
+	uint8_t out[64];
+	struct nc_xdr x;
+	int rc;
+
+	nc_xdr_init_decode(&x, body, len);
+	nc_wire_connect_req(&x, &cr);
+	rc = nc_xdr_finish(&x);
+	if (rc)
+		return rc;
+	if (cr.cr_major != NC_PROTO_MAJOR) {
+		nc_warn(srv->s_name, "%s: protocol %u.%u refused", c->sc_peer,
+			cr.cr_major, cr.cr_minor);
+		reply_hdr_send(c, &c->sc_hdr, -NC_E_VERSION, NULL, 0, NULL, 0);
+		return -NC_E_VERSION;
+	}
+	if (strcmp(cr.cr_fsname, srv->s_fsname)) {
+		nc_warn(srv->s_name, "%s: asked for filesystem '%s', this is '%s'",
+			c->sc_peer, cr.cr_fsname, srv->s_fsname);
+		reply_hdr_send(c, &c->sc_hdr, -NC_E_FSNAME, NULL, 0, NULL, 0);
+		return -NC_E_FSNAME;
+	}
+	cp.cp_major = NC_PROTO_MAJOR;
+	/* Both sides speak the smaller minor. */
+	cp.cp_minor = proto_minor_min(cr.cr_minor);
+	cp.cp_role = srv->s_conf.sc_role;
+	cp.cp_features = cr.cr_features & NC_FEATURES_SUPPORTED;
+	memcpy(cp.cp_uuid, srv->s_conf.sc_uuid, 16);
+	nc_xdr_init_encode(&x, out, sizeof(out));
+	nc_wire_connect_rep(&x, &cp);
+	c->sc_role = cr.cr_role;
+	c->sc_handshaken = true;
+	nc_debug(srv->s_name, "connection %" PRIu64 " from %s: role %u",
+		 c->sc_id, c->sc_peer, cr.cr_role);
+	return reply_hdr_send(c, &c->sc_hdr, 0, out, (uint32_t)x.x_pos, NULL, 0);
+}
+
+/* Returns true when the message was queued or handled, false to close. */
+static bool dispatch(struct nc_srv_conn *c)
+{
+	struct nc_server *srv = c->sc_srv;
+	struct nc_msg_hdr *h = &c->sc_hdr;
+	struct srv_req *sr = (struct srv_req *)c->sc_msg;
+	struct nc_req *req;
+	size_t qi;
+
+	c->sc_msg = NULL;
+	req = &sr->sr_req;
+	if (h->mh_flags & NC_MF_REPLY) {
+		nc_warn(srv->s_name, "%s: malformed message: unexpected reply", c->sc_peer);
+		goto drop;
+	}
+	if (h->mh_opcode == NC_OP_CONNECT) {
+		int rc = handle_connect(c, req->rq_body, h->mh_body_len);
+
+		if (rc == -NC_E_PROTO)
+			nc_warn(srv->s_name, "%s: malformed CONNECT", c->sc_peer);
+		free(sr);
+		return rc == 0;
+	}
+	if (!c->sc_handshaken) {
+		nc_warn(srv->s_name, "%s: malformed: %s (opcode %u) before CONNECT",
+			c->sc_peer, nc_op_name(h->mh_opcode), h->mh_opcode);
+		goto drop;
+	}
+	if (h->mh_opcode == NC_OP_PING) {
+		reply_hdr_send(c, h, 0, NULL, 0, NULL, 0);
+		free(sr);
+		return true;
+	}
+	if (!nc_op_is_known(h->mh_opcode)) {
+		/* A newer peer: say so and keep the connection. */
+		reply_hdr_send(c, h, -ENOSYS, NULL, 0, NULL, 0);
+		free(sr);
+		return true;
+	}
+	req->rq_conn = c;
+	req->rq_hdr = *h;
+	req->rq_peer = c->sc_peer;
+	req->rq_peer_role = c->sc_role;
+	atomic_fetch_add(&c->sc_refs, 1);
+
+	pthread_mutex_lock(&srv->s_lock);
+	c->sc_inflight++;
+	srv->s_mem += sr->sr_size;
+	if (srv->s_qlen == srv->s_qcap) {
+		/* Bounded by MAX_CONNS * MAX_INFLIGHT; grow in place. */
+		size_t ncap = srv->s_qcap * 2;
+		struct nc_req **nq = calloc(ncap, sizeof(*nq));
+
+		if (!nq) {
+			c->sc_inflight--;
+			srv->s_mem -= sr->sr_size;
+			pthread_mutex_unlock(&srv->s_lock);
+			atomic_fetch_sub(&c->sc_refs, 1);
+			goto drop;
+		}
+		for (size_t i = 0; i < srv->s_qlen; i++)
+			nq[i] = srv->s_queue[(srv->s_qhead + i) % srv->s_qcap];
+		free(srv->s_queue);
+		srv->s_queue = nq;
+		srv->s_qcap = ncap;
+		srv->s_qhead = 0;
+	}
+	qi = (srv->s_qhead + srv->s_qlen++) % srv->s_qcap;
+	srv->s_queue[qi] = req;
+	pthread_cond_signal(&srv->s_cond);
+	pthread_mutex_unlock(&srv->s_lock);
+	return true;
+drop:
+	free(sr);
+	return false;
+}
+
+/* Pause reading @c when it has too much in flight or the server holds too
+ * many request bytes.  Returns true when paused. */
+static bool maybe_pause(struct nc_srv_conn *c, size_t need)
+{
+	struct nc_server *srv = c->sc_srv;
+	bool pause;
+
+	pthread_mutex_lock(&srv->s_lock);
+	pause = c->sc_inflight >= NC_SRV_MAX_INFLIGHT ||
+		(c->sc_inflight > 0 && srv->s_mem + need > SRV_MEM_LIMIT);
+	if (pause && !c->sc_paused) {
+		c->sc_paused = true;
+		epoll_set(srv, c, 0);
+	}
+	pthread_mutex_unlock(&srv->s_lock);
+	return pause;
+}
+
+static void conn_readable(struct nc_srv_conn *c)
+{
+	struct nc_server *srv = c->sc_srv;
+	char why[96];
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		if (c->sc_hgot < NC_HDR_LEN) {
+			n = c->sc_ops->xo_recv(c->sc_fd, c->sc_hbuf + c->sc_hgot,
+					       NC_HDR_LEN - c->sc_hgot);
+			if (n == -EAGAIN)
+				return;
+			if (n <= 0)
+				goto eof;
+			c->sc_hgot += (size_t)n;
+			if (c->sc_hgot < NC_HDR_LEN)
+				continue;
+			rc = nc_hdr_decode(c->sc_hbuf, &c->sc_hdr);
+			if (rc) {
+				snprintf(why, sizeof(why),
+					 "malformed header (%s): magic 0x%08x body %u bulk %u",
+					 nc_strerror(rc), c->sc_hdr.mh_magic,
+					 c->sc_hdr.mh_body_len, c->sc_hdr.mh_bulk_len);
+				nc_warn(srv->s_name, "%s: %s", c->sc_peer, why);
+				conn_close(c, why);
+				return;
+			}
+			c->sc_mlen = (size_t)c->sc_hdr.mh_body_len + c->sc_hdr.mh_bulk_len;
+			c->sc_mgot = 0;
+		}
+		if (!c->sc_msg) {
+			size_t size = sizeof(struct srv_req) + c->sc_mlen;
+			struct srv_req *sr;
+
+			if (maybe_pause(c, size))
+				return;
+			sr = malloc(size);
+			if (!sr) {
+				conn_close(c, "out of memory");
+				return;
+			}
+			sr->sr_size = size;
+			sr->sr_req.rq_body = (uint8_t *)(sr + 1);
+			sr->sr_req.rq_bulk = sr->sr_req.rq_body + c->sc_hdr.mh_body_len;
+			c->sc_msg = (uint8_t *)sr;
+		}
+		while (c->sc_mgot < c->sc_mlen) {
+			struct srv_req *sr = (struct srv_req *)c->sc_msg;
+
+			n = c->sc_ops->xo_recv(c->sc_fd, sr->sr_req.rq_body + c->sc_mgot,
+					       c->sc_mlen - c->sc_mgot);
+			if (n == -EAGAIN)
+				return;
+			if (n <= 0)
+				goto eof;
+			c->sc_mgot += (size_t)n;
+		}
+		c->sc_hgot = 0;
+		if (!dispatch(c)) {
+			conn_close(c, "protocol error");
+			return;
+		}
+	}
+eof:
+	if (c->sc_hgot || c->sc_msg)
+		conn_close(c, "truncated message");
+	else
+		conn_close(c, n == 0 ? NULL : "receive error");
+}
+
+static void accept_one(struct nc_server *srv, struct srv_listener *l)
+{
+	struct nc_srv_conn *c;
+	struct epoll_event e;
+	char peer[NC_ADDR_MAX + 1];
+	int fd, rc;
+
+	rc = l->sl_ops->xo_accept(l->sl_fd, &fd, peer, sizeof(peer));
+	if (rc)
+		return;
+	pthread_mutex_lock(&srv->s_lock);
+	if (srv->s_nconns >= NC_SRV_MAX_CONNS) {
+		pthread_mutex_unlock(&srv->s_lock);
+		nc_warn(srv->s_name, "refusing %s: %d connections already", peer,
+			NC_SRV_MAX_CONNS);
+		l->sl_ops->xo_close(fd);
+		return;
+	}
+	pthread_mutex_unlock(&srv->s_lock);
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		l->sl_ops->xo_close(fd);
+		return;
+	}
+	c->sc_srv = srv;
+	c->sc_ops = l->sl_ops;
+	c->sc_fd = fd;
+	atomic_init(&c->sc_refs, 1);
+	snprintf(c->sc_peer, sizeof(c->sc_peer), "%s", peer);
+	pthread_mutex_init(&c->sc_send_lock, NULL);
+	pthread_mutex_lock(&srv->s_lock);
+	c->sc_id = ++srv->s_next_id;
+	c->sc_next = srv->s_conns;
+	if (srv->s_conns)
+		srv->s_conns->sc_prev = c;
+	srv->s_conns = c;
+	srv->s_nconns++;
+	pthread_mutex_unlock(&srv->s_lock);
+	e.events = EPOLLIN | EPOLLRDHUP;
+	e.data.ptr = c;
+	if (epoll_ctl(srv->s_epfd, EPOLL_CTL_ADD, fd, &e) < 0)
+		conn_close(c, "epoll failed");
+}
+
+static void *io_main(void *arg)
+{
+	struct nc_server *srv = arg;
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(srv->s_epfd, evs, 64, -1);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (p == srv)
+				goto out;
+			if (p >= (void *)srv->s_lis && p < (void *)(srv->s_lis + SRV_MAX_LISTEN)) {
+				accept_one(srv, p);
+				continue;
+			}
+			if (evs[i].events & (EPOLLERR | EPOLLHUP))
+				conn_close(p, NULL);
+			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP))
+				conn_readable(p);
+		}
+	}
+out:
+	return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct nc_server *srv = arg;
+
+	for (;;) {
+		struct nc_req *req;
+
+		pthread_mutex_lock(&srv->s_lock);
+		while (!srv->s_qlen && !srv->s_stopping)
+			pthread_cond_wait(&srv->s_cond, &srv->s_lock);
+		if (srv->s_stopping) {
+			pthread_mutex_unlock(&srv->s_lock);
+			break;
+		}
+		req = srv->s_queue[srv->s_qhead];
+		srv->s_qhead = (srv->s_qhead + 1) % srv->s_qcap;
+		srv->s_qlen--;
+		pthread_mutex_unlock(&srv->s_lock);
+		srv->s_conf.sc_handler(req, srv->s_conf.sc_arg);
+	}
+	return NULL;
+}
+
+/* ---- setup and teardown ---- */
+
+int nc_server_new(const struct nc_server_conf *conf, struct nc_server **out)
+{
+	struct nc_server *srv;
+	struct epoll_event e;
+
+	if (!conf->sc_handler || conf->sc_threads < 1 || !conf->sc_fsname)
+		return -EINVAL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->s_conf = *conf;
+	snprintf(srv->s_name, sizeof(srv->s_name), "%s", conf->sc_name ? conf->sc_name : "rpc");
+	snprintf(srv->s_fsname, sizeof(srv->s_fsname), "%s", conf->sc_fsname);
+	srv->s_conf.sc_name = srv->s_name;
+	srv->s_conf.sc_fsname = srv->s_fsname;
+	pthread_mutex_init(&srv->s_lock, NULL);
+	pthread_cond_init(&srv->s_cond, NULL);
+	srv->s_qcap = 256;
+	srv->s_queue = calloc(srv->s_qcap, sizeof(*srv->s_queue));
+	srv->s_epfd = epoll_create1(EPOLL_CLOEXEC);
+	srv->s_wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!srv->s_queue || srv->s_epfd < 0 || srv->s_wakefd < 0)
+		goto out_free;
+	e.events = EPOLLIN;
+	e.data.ptr = srv;
+	if (epoll_ctl(srv->s_epfd, EPOLL_CTL_ADD, srv->s_wakefd, &e) < 0)
+		goto out_free;
+	*out = srv;
+	return 0;
+out_free:
+	if (srv->s_epfd >= 0)
+		close(srv->s_epfd);
+	if (srv->s_wakefd >= 0)
+		close(srv->s_wakefd);
+	free(srv->s_queue);
+	free(srv);
+	return -ENOMEM;
+}
+
+int nc_server_listen(struct nc_server *srv, const char *addr)
+{
+	struct srv_listener *l;
+	struct nc_addr a;
+	struct epoll_event e;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int rc;
+
+	if (srv->s_nlis == SRV_MAX_LISTEN)
+		return -ENOSPC;
+	rc = nc_addr_parse(addr, &a);
+	if (rc)
+		return rc;
+	l = &srv->s_lis[srv->s_nlis];
+	l->sl_ops = nc_xprt_find(&a);
+	if (!l->sl_ops)
+		return -EPROTONOSUPPORT;
+	rc = l->sl_ops->xo_listen(&a, &l->sl_fd);
+	if (rc)
+		return rc;
+	l->sl_port = a.a_port;
+	if (getsockname(l->sl_fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			l->sl_port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			l->sl_port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	e.events = EPOLLIN;
+	e.data.ptr = l;
+	if (epoll_ctl(srv->s_epfd, EPOLL_CTL_ADD, l->sl_fd, &e) < 0) {
+		rc = -errno;
+		l->sl_ops->xo_close(l->sl_fd);
+		return rc;
+	}
+	srv->s_nlis++;
+	nc_info(srv->s_name, "listening on %s (port %d)", addr, l->sl_port);
+	return 0;
+}
+
+int nc_server_bound_port(struct nc_server *srv, int idx)
+{
+	if (idx < 0 || idx >= srv->s_nlis)
+		return -EINVAL;
+	return srv->s_lis[idx].sl_port;
+}
+
+int nc_server_start(struct nc_server *srv)
+{
+	int rc;
+
+	srv->s_workers = calloc((size_t)srv->s_conf.sc_threads, sizeof(pthread_t));
+	if (!srv->s_workers)
+		return -ENOMEM;
+	for (int i = 0; i < srv->s_conf.sc_threads; i++) {
+		rc = pthread_create(&srv->s_workers[i], NULL, worker_main, srv);
+		if (rc)
+			goto out_stop;
+		srv->s_nworkers++;
+	}
+	rc = pthread_create(&srv->s_io, NULL, io_main, srv);
+	if (rc)
+		goto out_stop;
+	srv->s_started = true;
+	return 0;
+out_stop:
+	pthread_mutex_lock(&srv->s_lock);
+	srv->s_stopping = true;
+	pthread_cond_broadcast(&srv->s_cond);
+	pthread_mutex_unlock(&srv->s_lock);
+	for (int i = 0; i < srv->s_nworkers; i++)
+		pthread_join(srv->s_workers[i], NULL);
+	srv->s_nworkers = 0;
+	return -rc;
+}
+
+void nc_server_stop(struct nc_server *srv)
+{
+	uint64_t one = 1;
+
+	if (!srv || !srv->s_started)
+		return;
+	srv->s_started = false;
+	if (write(srv->s_wakefd, &one, sizeof(one)) < 0)
+		nc_error(srv->s_name, "cannot wake the I/O thread: %s", strerror(errno));
+	pthread_join(srv->s_io, NULL);
+	pthread_mutex_lock(&srv->s_lock);
+	srv->s_stopping = true;
+	pthread_cond_broadcast(&srv->s_cond);
+	pthread_mutex_unlock(&srv->s_lock);
+	for (int i = 0; i < srv->s_nworkers; i++)
+		pthread_join(srv->s_workers[i], NULL);
+	srv->s_nworkers = 0;
+	/* Requests never served are dropped without a reply. */
+	while (srv->s_qlen) {
+		struct nc_req *req = srv->s_queue[srv->s_qhead];
+
+		srv->s_qhead = (srv->s_qhead + 1) % srv->s_qcap;
+		srv->s_qlen--;
+		nc_req_drop(req);
+	}
+	while (srv->s_conns)
+		conn_close(srv->s_conns, NULL);
+	for (int i = 0; i < srv->s_nlis; i++)
+		srv->s_lis[i].sl_ops->xo_close(srv->s_lis[i].sl_fd);
+	srv->s_nlis = 0;
+}
+
+void nc_server_free(struct nc_server *srv)
+{
+	if (!srv)
+		return;
+	nc_server_stop(srv);
+	close(srv->s_epfd);
+	close(srv->s_wakefd);
+	free(srv->s_workers);
+	free(srv->s_queue);
+	pthread_mutex_destroy(&srv->s_lock);
+	pthread_cond_destroy(&srv->s_cond);
+	free(srv);
+}

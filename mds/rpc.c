@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MDS request handlers: decode, call the namespace, encode the reply.  One
+ * small function per opcode, found through a table built from the opcode
+ * list.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "mds/server.h"
+
+typedef int (*mds_op_fn)(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in);
+
+/* Decodes the request body with @fn; -NC_E_PROTO (logged) on mismatch. */
+static int decode(struct nc_req *req, struct nc_xdr *in, nc_xdr_fn fn, void *msg)
+{
+	int rc;
+
+	fn(in, msg);
+	rc = nc_xdr_finish(in);
+	if (rc && rc != -ENAMETOOLONG)
+		nc_warn("mds", "req %" PRIu64 " from %s: malformed %s body", req->rq_hdr.mh_reqid,
+			req->rq_peer, nc_op_name(req->rq_hdr.mh_opcode));
+	return rc;
+}
+
+/* Encodes @msg with @fn and replies; large replies go through the heap. */
+static int reply_msg(struct nc_req *req, nc_xdr_fn fn, void *msg)
+{
+	size_t cap = 4096;
+	struct nc_xdr x;
+
+	for (;;) {
+		uint8_t *buf = malloc(cap);
+		int rc;
+
+		if (!buf)
+			return nc_req_reply_err(req, -ENOMEM);
+		nc_xdr_init_encode(&x, buf, cap);
+		fn(&x, msg);
+		if (x.x_err == -EOVERFLOW && cap < NC_MAX_BODY) {
+			free(buf);
+			cap = NC_MAX_BODY;
+			continue;
+		}
+		if (x.x_err)
+			rc = nc_req_reply_err(req, x.x_err);
+		else
+			rc = nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, NULL, 0);
+		free(buf);
+		return rc;
+	}
+}
+
+static int reply_attr(struct nc_req *req, const struct nc_attr *attr,
+		      const struct nc_layout *layout)
+{
+	struct nc_attr_rep rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.ar_attr = *attr;
+	if (layout && layout->l_stripe_count) {
+		rep.ar_has_layout = 1;
+		rep.ar_layout = *layout;
+	}
+	return reply_msg(req, (nc_xdr_fn)nc_wire_attr_rep, &rep);
+}
+
+/* Every handler returns 0 after replying, or an error for the caller to
+ * send. */
+
+static int op_ost_register(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_ost_register_req rr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_ost_register_req, &rr);
+
+	if (rc)
+		return rc;
+	if (req->rq_peer_role != NC_ROLE_OSS)
+		return -EPERM;
+	rc = mds_server_ost_register(mds, &rr.rr_ost, nc_srv_conn_id(req->rq_conn));
+	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
+}
+
+static int op_ost_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_ost_list_rep *rep = calloc(1, sizeof(*rep));
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	mds_server_ost_list(mds, rep);
+	rc = reply_msg(req, (nc_xdr_fn)nc_wire_ost_list_rep, rep);
+	free(rep);
+	return rc;
+}
+
+static int op_statfs(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_statfs_rep rep = { 0 };
+	int rc = mds_ns_statfs(mds_server_ns(mds), &rep.sr_stat);
+
+	return rc ? rc : reply_msg(req, (nc_xdr_fn)nc_wire_statfs_rep, &rep);
+}
+
+static int op_lookup(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_name_req m;
+	struct nc_attr attr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_name_req, &m);
+
+	if (!rc)
+		rc = mds_ns_lookup(mds_server_ns(mds), &m.nr_cred, &m.nr_parent, m.nr_name, &attr);
+	return rc ? rc : reply_attr(req, &attr, NULL);
+}
+
+static int op_getattr(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_fid_req m;
+	struct nc_attr attr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_req, &m);
+
+	if (!rc)
+		rc = mds_ns_getattr(mds_server_ns(mds), &m.fr_fid, &attr);
+	return rc ? rc : reply_attr(req, &attr, NULL);
+}
+
+static int op_setattr(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_setattr_req m;
+	struct nc_attr attr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_setattr_req, &m);
+
+	if (!rc)
+		rc = mds_ns_setattr(mds_server_ns(mds), &m, &attr);
+	return rc ? rc : reply_attr(req, &attr, NULL);
+}
+
+static int op_create(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_create_req *m = malloc(sizeof(*m));
+	struct mds_ost_set *set = malloc(sizeof(*set));
+	struct nc_layout layout;
+	struct nc_attr attr;
+	int rc = -ENOMEM;
+
+	if (!m || !set)
+		goto out;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_create_req, m);
+	if (rc)
+		goto out;
+	mds_server_ost_set(mds, set);
+	memset(&layout, 0, sizeof(layout));
+	rc = mds_ns_create(mds_server_ns(mds), m, set, &attr, &layout);
+	if (!rc)
+		rc = reply_attr(req, &attr, S_ISREG(attr.a_mode) ? &layout : NULL);
+out:
+	free(m);
+	free(set);
+	return rc;
+}
+
+static int op_link(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_rename_req m;
+	struct nc_attr attr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_rename_req, &m);
+
+	if (!rc)
+		rc = mds_ns_link(mds_server_ns(mds), &m.rn_cred, &m.rn_src, &m.rn_newparent,
+				 m.rn_newname, &attr);
+	return rc ? rc : reply_attr(req, &attr, NULL);
+}
+
+static int op_unlink(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_name_req m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_name_req, &m);
+
+	if (!rc)
+		rc = mds_ns_unlink(mds_server_ns(mds), &m.nr_cred, &m.nr_parent, m.nr_name,
+				   m.nr_flags & NC_UNLINK_DIR);
+	if (rc)
+		return rc;
+	mds_server_kick_destroy(mds);
+	return nc_req_reply(req, 0, NULL, 0, NULL, 0);
+}
+
+static int op_rename(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_rename_req m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_rename_req, &m);
+
+	if (!rc)
+		rc = mds_ns_rename(mds_server_ns(mds), &m);
+	if (rc)
+		return rc;
+	mds_server_kick_destroy(mds);
+	return nc_req_reply(req, 0, NULL, 0, NULL, 0);
+}
+
+static int op_readdir(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_readdir_req m;
+	struct nc_readdir_rep rep = { 0 };
+	bool eof = false;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_readdir_req, &m);
+
+	if (rc)
+		return rc;
+	if (m.rd_max == 0 || m.rd_max > NC_READDIR_MAX)
+		m.rd_max = NC_READDIR_MAX;
+	rep.dr_ents = calloc(m.rd_max, sizeof(*rep.dr_ents));
+	if (!rep.dr_ents)
+		return -ENOMEM;
+	rc = mds_ns_readdir(mds_server_ns(mds), &m.rd_cred, &m.rd_fid, m.rd_cookie, m.rd_max,
+			    rep.dr_ents, &rep.dr_count, &eof);
+	rep.dr_eof = eof;
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_readdir_rep, &rep);
+	free(rep.dr_ents);
+	return rc;
+}
+
+static int op_readlink(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_fid_req m;
+	struct nc_bytes_rep rep;
+	char target[NC_SYMLINK_MAX + 1];
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_req, &m);
+
+	if (!rc)
+		rc = mds_ns_readlink(mds_server_ns(mds), &m.fr_fid, target, sizeof(target));
+	if (rc < 0)
+		return rc;
+	rep.br_data = target;
+	rep.br_len = (uint32_t)(rc < (int)sizeof(target) ? rc : (int)sizeof(target));
+	return reply_msg(req, (nc_xdr_fn)nc_wire_bytes_rep, &rep);
+}
+
+static int op_open(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_fid_req m;
+	struct nc_layout layout;
+	struct nc_attr attr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_req, &m);
+
+	if (rc)
+		return rc;
+	memset(&layout, 0, sizeof(layout));
+	rc = mds_ns_open_check(mds_server_ns(mds), &m.fr_cred, &m.fr_fid, m.fr_flags, &attr,
+			       &layout);
+	return rc ? rc : reply_attr(req, &attr, &layout);
+}
+
+static int op_getlayout(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_fid_req m;
+	struct nc_layout_msg rep;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_req, &m);
+
+	if (rc)
+		return rc;
+	memset(&rep, 0, sizeof(rep));
+	rep.sl_fid = m.fr_fid;
+	rc = mds_ns_getlayout(mds_server_ns(mds), &m.fr_fid, &rep.sl_layout);
+	return rc ? rc : reply_msg(req, (nc_xdr_fn)nc_wire_layout_msg, &rep);
+}
+
+static int op_setlayout(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_layout_msg m, rep;
+	struct mds_ost_set *set;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_layout_msg, &m);
+
+	if (rc)
+		return rc;
+	set = malloc(sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	mds_server_ost_set(mds, set);
+	memset(&rep, 0, sizeof(rep));
+	rep.sl_fid = m.sl_fid;
+	rc = mds_ns_setlayout(mds_server_ns(mds), &m.sl_cred, &m.sl_fid, &m.sl_layout, set,
+			      &rep.sl_layout);
+	free(set);
+	if (rc)
+		return rc;
+	mds_server_kick_destroy(mds);
+	return reply_msg(req, (nc_xdr_fn)nc_wire_layout_msg, &rep);
+}
+
+static int op_size_update(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_size_req m;
+	struct nc_attr attr;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_size_req, &m);
+
+	if (!rc)
+		rc = mds_ns_size_update(mds_server_ns(mds), &m.su_fid, m.su_size, m.su_flags,
+					&attr);
+	return rc ? rc : reply_attr(req, &attr, NULL);
+}
+
+static int op_xattr_get(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_xattr_req m;
+	struct nc_bytes_rep rep;
+	void *buf;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_xattr_req, &m);
+
+	if (rc)
+		return rc;
+	buf = malloc(NC_XATTR_VALUE_MAX);
+	if (!buf)
+		return -ENOMEM;
+	rc = mds_ns_xattr_get(mds_server_ns(mds), &m.xr_cred, &m.xr_fid, m.xr_name, buf,
+			      NC_XATTR_VALUE_MAX);
+	if (rc >= 0) {
+		rep.br_data = buf;
+		rep.br_len = (uint32_t)(rc < NC_XATTR_VALUE_MAX ? rc : NC_XATTR_VALUE_MAX);
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_bytes_rep, &rep);
+	}
+	free(buf);
+	return rc;
+}
+
+static int op_xattr_set(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_xattr_req m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_xattr_req, &m);
+
+	if (!rc)
+		rc = mds_ns_xattr_set(mds_server_ns(mds), &m.xr_cred, &m.xr_fid, m.xr_name,
+				      m.xr_value, m.xr_value_len, m.xr_flags);
+	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
+}
+
+static int op_xattr_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_fid_req m;
+	struct nc_bytes_rep rep;
+	char *buf;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_req, &m);
+
+	if (rc)
+		return rc;
+	buf = malloc(NC_XATTR_LIST_MAX);
+	if (!buf)
+		return -ENOMEM;
+	rc = mds_ns_xattr_list(mds_server_ns(mds), &m.fr_cred, &m.fr_fid, buf, NC_XATTR_LIST_MAX);
+	if (rc >= 0) {
+		rep.br_data = buf;
+		rep.br_len = (uint32_t)(rc < NC_XATTR_LIST_MAX ? rc : NC_XATTR_LIST_MAX);
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_bytes_rep, &rep);
+	}
+	free(buf);
+	return rc;
+}
+
+static int op_xattr_del(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_xattr_req m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_xattr_req, &m);
+
+	if (!rc)
+		rc = mds_ns_xattr_del(mds_server_ns(mds), &m.xr_cred, &m.xr_fid, m.xr_name);
+	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
+}
+
+static mds_op_fn op_table(uint16_t opcode)
+{
+	switch (opcode) {
+	case NC_OP_OST_REGISTER: return op_ost_register;
+	case NC_OP_OST_LIST: return op_ost_list;
+	case NC_OP_MDS_STATFS: return op_statfs;
+	case NC_OP_LOOKUP: return op_lookup;
+	case NC_OP_GETATTR: return op_getattr;
+	case NC_OP_SETATTR: return op_setattr;
+	case NC_OP_CREATE: return op_create;
+	case NC_OP_LINK: return op_link;
+	case NC_OP_UNLINK: return op_unlink;
+	case NC_OP_RENAME: return op_rename;
+	case NC_OP_READDIR: return op_readdir;
+	case NC_OP_READLINK: return op_readlink;
+	case NC_OP_OPEN: return op_open;
+	case NC_OP_GETLAYOUT: return op_getlayout;
+	case NC_OP_SETLAYOUT: return op_setlayout;
+	case NC_OP_SIZE_UPDATE: return op_size_update;
+	case NC_OP_XATTR_GET: return op_xattr_get;
+	case NC_OP_XATTR_SET: return op_xattr_set;
+	case NC_OP_XATTR_LIST: return op_xattr_list;
+	case NC_OP_XATTR_DEL: return op_xattr_del;
+	default: return NULL;
+	}
+}
+
+void mds_handle(struct nc_req *req, void *arg)
+{
+	struct mds_server *mds = arg;
+	mds_op_fn fn = op_table(req->rq_hdr.mh_opcode);
+	struct nc_xdr in;
+	int rc;
+
+	if (!fn) {
+		nc_req_reply_err(req, -EOPNOTSUPP);
+		return;
+	}
+	if (req->rq_hdr.mh_bulk_len) {
+		nc_warn("mds", "req %" PRIu64 " from %s: unexpected bulk data",
+			req->rq_hdr.mh_reqid, req->rq_peer);
+		nc_req_reply_err(req, -NC_E_PROTO);
+		return;
+	}
+	nc_debug("mds", "req %" PRIu64 " from %s: %s", req->rq_hdr.mh_reqid, req->rq_peer,
+		 nc_op_name(req->rq_hdr.mh_opcode));
+	nc_xdr_init_decode(&in, req->rq_body, req->rq_hdr.mh_body_len);
+	rc = fn(mds, req, &in);
+	if (rc)
+		nc_req_reply_err(req, rc);
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MDS setup, the live OST registry and the destroy thread.
+ *
+ * Destroy queue: unlinking the last link of a file records (fid, layout) in
+ * LMDB in the same transaction (mds/ns.c).  This thread walks the queue,
+ * asks each OST that holds an object to destroy it, and removes the record
+ * once every object is gone.  Records whose OSTs are down stay queued and
+ * are retried on every pass, also after an MDS restart.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "mds/server.h"
+
+struct mds_ost_live {
+	bool ol_known;
+	bool ol_up;
+	uint64_t ol_conn;       /* connection that registered it */
+	struct nc_ost_info ol_info;
+};
+
+/* Connections from the MDS to OSSes, for destroys. */
+struct mds_oss_conn {
+	char oc_addr[NC_ADDR_MAX + 1];
+	struct nc_cconn *oc_conn;
+};
+
+struct mds_server {
+	struct mds_conf ms_conf;
+	struct mds_ns *ms_ns;
+	struct nc_server *ms_srv;
+	pthread_mutex_t ms_ost_lock;
+	struct mds_ost_live ms_osts[NC_MAX_OSTS];
+	/* destroy thread */
+	pthread_t ms_destroy;
+	bool ms_destroy_started;
+	bool ms_stopping;
+	bool ms_kicked;
+	pthread_mutex_t ms_lock;
+	pthread_cond_t ms_cond;
+	struct mds_oss_conn ms_oss[NC_MAX_OSTS];
+	int ms_noss;
+};
+
+struct mds_ns *mds_server_ns(struct mds_server *mds)
+{
+	return mds->ms_ns;
+}
+
+void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
+{
+	set->os_count = 0;
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
+		if (mds->ms_osts[i].ol_known && mds->ms_osts[i].ol_up)
+			set->os_index[set->os_count++] = i;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+}
+
+void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep)
+{
+	rep->ol_count = 0;
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
+		if (!mds->ms_osts[i].ol_known)
+			continue;
+		rep->ol_osts[rep->ol_count] = mds->ms_osts[i].ol_info;
+		rep->ol_osts[rep->ol_count].o_state = mds->ms_osts[i].ol_up ? NC_OST_UP : NC_OST_DOWN;
+		rep->ol_count++;
+	}
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+}
+
+int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *ost,
+			    uint64_t conn_id)
+{
+	struct mds_ost_live *ol;
+	int rc;
+
+	if (ost->o_index >= NC_MAX_OSTS)
+		return -EINVAL;
+	rc = mds_ns_ost_register(mds->ms_ns, ost);
+	if (rc) {
+		nc_warn("mds", "OST %u registration refused: %s", ost->o_index, nc_strerror(rc));
+		return rc;
+	}
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	ol = &mds->ms_osts[ost->o_index];
+	ol->ol_known = true;
+	ol->ol_info = *ost;
+	ol->ol_info.o_state = NC_OST_UP;
+	if (!ol->ol_up)
+		nc_info("mds", "OST %u is up at %s", ost->o_index, ost->o_addr);
+	ol->ol_up = true;
+	ol->ol_conn = conn_id;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	mds_server_kick_destroy(mds);
+	return 0;
+}
+
+static void conn_closed(struct nc_srv_conn *conn, void *arg)
+{
+	struct mds_server *mds = arg;
+	uint64_t id = nc_srv_conn_id(conn);
+
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
+		struct mds_ost_live *ol = &mds->ms_osts[i];
+
+		if (ol->ol_known && ol->ol_up && ol->ol_conn == id) {
+			ol->ol_up = false;
+			nc_info("mds", "OST %u is down (its OSS at %s disconnected)", i,
+				ol->ol_info.o_addr);
+		}
+	}
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+}
+
+static int load_osts(struct mds_server *mds)
+{
+	struct nc_ost_info *list = calloc(NC_MAX_OSTS, sizeof(*list));
+	uint32_t n = 0;
+	int rc;
+
+	if (!list)
+		return -ENOMEM;
+	rc = mds_ns_ost_list(mds->ms_ns, list, NC_MAX_OSTS, &n);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		if (list[i].o_index >= NC_MAX_OSTS)
+			continue;
+		mds->ms_osts[list[i].o_index].ol_known = true;
+		mds->ms_osts[list[i].o_index].ol_info = list[i];
+	}
+	free(list);
+	return rc;
+}
+
+/* ---- destroy thread ---- */
+
+void mds_server_kick_destroy(struct mds_server *mds)
+{
+	pthread_mutex_lock(&mds->ms_lock);
+	mds->ms_kicked = true;
+	pthread_cond_signal(&mds->ms_cond);
+	pthread_mutex_unlock(&mds->ms_lock);
+}
+
+static struct nc_cconn *oss_conn(struct mds_server *mds, const char *addr)
+{
+	struct nc_cconn_opts co = { .co_role = NC_ROLE_MDS, .co_timeout_ms = 10000,
+				    .co_retry_ms = -1 };
+	struct mds_oss_conn *oc;
+
+	for (int i = 0; i < mds->ms_noss; i++)
+		if (!strcmp(mds->ms_oss[i].oc_addr, addr))
+			return mds->ms_oss[i].oc_conn;
+	if (mds->ms_noss == NC_MAX_OSTS)
+		return NULL;
+	oc = &mds->ms_oss[mds->ms_noss];
+	if (nc_cconn_new(addr, mds->ms_conf.mc_fsname, &co, &oc->oc_conn))
+		return NULL;
+	snprintf(oc->oc_addr, sizeof(oc->oc_addr), "%s", addr);
+	mds->ms_noss++;
+	return oc->oc_conn;
+}
+
+/* Destroys every object of @rec; 0 when all are gone. */
+static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec *rec)
+{
+	int result = 0;
+
+	for (uint32_t i = 0; i < rec->dr_layout.l_stripe_count; i++) {
+		struct nc_obj_req o = { 0 };
+		struct nc_ost_info info;
+		struct nc_cconn *cc;
+		struct nc_call call;
+		uint32_t idx = rec->dr_layout.l_shards[i].ls_ost;
+		bool up;
+		int rc;
+
+		if (idx >= NC_MAX_OSTS)
+			continue; /* a layout naming no real OST holds nothing there */
+		pthread_mutex_lock(&mds->ms_ost_lock);
+		up = mds->ms_osts[idx].ol_known && mds->ms_osts[idx].ol_up;
+		info = mds->ms_osts[idx].ol_info;
+		pthread_mutex_unlock(&mds->ms_ost_lock);
+		if (!up) {
+			result = -EHOSTDOWN;
+			continue;
+		}
+		cc = oss_conn(mds, info.o_addr);
+		if (!cc) {
+			result = -ENOMEM;
+			continue;
+		}
+		o.or_ost = idx;
+		o.or_fid = rec->dr_fid;
+		rc = nc_cconn_rpc(cc, NC_OP_OBJ_DESTROY, (nc_xdr_fn)nc_wire_obj_req, &o, NULL,
+				  NULL, &call);
+		if (rc) {
+			nc_debug("mds", "destroy " NC_FID_FMT " on OST %u: %s",
+				 NC_FID_ARGS(&rec->dr_fid), idx, nc_strerror(rc));
+			result = rc;
+			continue;
+		}
+		nc_call_fini(&call);
+	}
+	return result;
+}
+
+static void destroy_pass(struct mds_server *mds)
+{
+	struct mds_destroy_rec *rec = malloc(sizeof(*rec));
+	uint64_t after = 0;
+
+	if (!rec)
+		return;
+	while (!mds->ms_stopping && mds_ns_destroy_next(mds->ms_ns, after, rec) == 0) {
+		after = rec->dr_id;
+		if (destroy_objects(mds, rec) == 0) {
+			int rc = mds_ns_destroy_done(mds->ms_ns, rec->dr_id);
+
+			if (rc)
+				nc_error("mds", "destroy queue record %" PRIu64 ": %s",
+					 rec->dr_id, nc_strerror(rc));
+			else
+				nc_debug("mds", "objects of " NC_FID_FMT " destroyed",
+					 NC_FID_ARGS(&rec->dr_fid));
+		}
+	}
+	free(rec);
+}
+
+static void *destroy_main(void *arg)
+{
+	struct mds_server *mds = arg;
+	int interval = mds->ms_conf.mc_destroy_interval_ms;
+
+	pthread_mutex_lock(&mds->ms_lock);
+	while (!mds->ms_stopping) {
+		struct timespec ts;
+
+		mds->ms_kicked = false;
+		pthread_mutex_unlock(&mds->ms_lock);
+		destroy_pass(mds);
+		pthread_mutex_lock(&mds->ms_lock);
+		if (mds->ms_stopping || mds->ms_kicked)
+			continue;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += interval / 1000;
+		ts.tv_nsec += (interval % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&mds->ms_cond, &mds->ms_lock, &ts);
+	}
+	pthread_mutex_unlock(&mds->ms_lock);
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
+{
+	struct nc_server_conf sc = { 0 };
+	struct mds_server *mds;
+	int rc;
+
+	if (!conf->mc_dir || !conf->mc_fsname || !conf->mc_listen)
+		return -EINVAL;
+	mds = calloc(1, sizeof(*mds));
+	if (!mds)
+		return -ENOMEM;
+	mds->ms_conf = *conf;
+	if (mds->ms_conf.mc_destroy_interval_ms <= 0)
+		mds->ms_conf.mc_destroy_interval_ms = 2000;
+	pthread_mutex_init(&mds->ms_ost_lock, NULL);
+	pthread_mutex_init(&mds->ms_lock, NULL);
+	pthread_cond_init(&mds->ms_cond, NULL);
+
+	rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
+	if (rc == -NC_E_NOTFMT && conf->mc_format) {
+		rc = mds_ns_format(conf->mc_dir, conf->mc_fsname, NULL, conf->mc_map_size);
+		if (!rc) {
+			nc_info("mds", "formatted MDT of %s in %s", conf->mc_fsname, conf->mc_dir);
+			rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
+		}
+	}
+	if (rc) {
+		nc_error("mds", "MDT in %s: %s", conf->mc_dir, nc_strerror(rc));
+		goto out_free;
+	}
+	if (strcmp(mds_ns_fsname(mds->ms_ns), conf->mc_fsname)) {
+		nc_error("mds", "%s holds filesystem '%s', not '%s'", conf->mc_dir,
+			 mds_ns_fsname(mds->ms_ns), conf->mc_fsname);
+		rc = -NC_E_FSNAME;
+		goto out_free;
+	}
+	rc = load_osts(mds);
+	if (rc)
+		goto out_free;
+
+	sc.sc_name = "mds";
+	sc.sc_fsname = conf->mc_fsname;
+	sc.sc_role = NC_ROLE_MDS;
+	sc.sc_threads = conf->mc_threads > 0 ? conf->mc_threads : 8;
+	sc.sc_handler = mds_handle;
+	sc.sc_closed = conn_closed;
+	sc.sc_arg = mds;
+	mds_ns_uuid(mds->ms_ns, sc.sc_uuid);
+	rc = nc_server_new(&sc, &mds->ms_srv);
+	if (rc)
+		goto out_free;
+	rc = nc_server_listen(mds->ms_srv, conf->mc_listen);
+	if (rc) {
+		nc_error("mds", "cannot listen on %s: %s", conf->mc_listen, nc_strerror(rc));
+		goto out_free;
+	}
+	*out = mds;
+	return 0;
+out_free:
+	mds_server_free(mds);
+	return rc;
+}
+
+int mds_server_start(struct mds_server *mds)
+{
+	int rc = nc_server_start(mds->ms_srv);
+
+	if (rc)
+		return rc;
+	rc = pthread_create(&mds->ms_destroy, NULL, destroy_main, mds);
+	if (rc) {
+		nc_server_stop(mds->ms_srv);
+		return -rc;
+	}
+	mds->ms_destroy_started = true;
+	return 0;
+}
+
+int mds_server_port(struct mds_server *mds)
+{
+	return nc_server_bound_port(mds->ms_srv, 0);
+}
+
+void mds_server_stop(struct mds_server *mds)
+{
+	if (!mds)
+		return;
+	if (mds->ms_destroy_started) {
+		pthread_mutex_lock(&mds->ms_lock);
+		mds->ms_stopping = true;
+		pthread_cond_broadcast(&mds->ms_cond);
+		pthread_mutex_unlock(&mds->ms_lock);
+		pthread_join(mds->ms_destroy, NULL);
+		mds->ms_destroy_started = false;
+	}
+	nc_server_stop(mds->ms_srv);
+}
+
+void mds_server_free(struct mds_server *mds)
+{
+	if (!mds)
+		return;
+	mds_server_stop(mds);
+	nc_server_free(mds->ms_srv);
+	for (int i = 0; i < mds->ms_noss; i++)
+		nc_cconn_free(mds->ms_oss[i].oc_conn);
+	mds_ns_close(mds->ms_ns);
+	pthread_mutex_destroy(&mds->ms_ost_lock);
+	pthread_mutex_destroy(&mds->ms_lock);
+	pthread_cond_destroy(&mds->ms_cond);
+	free(mds);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata server: the namespace (mds/ns.h) served over RPC, the live
+ * OST registry (an OST is up while the connection of the OSS that
+ * registered it lives) and the background destroy thread that removes the
+ * objects of unlinked files from the OSTs.  nacre-mds's main() is a thin
+ * layer over this.
+ */
+#ifndef MDS_SERVER_H
+#define MDS_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/rpc.h"
+#include "mds/ns.h"
+
+struct mds_conf {
+	const char *mc_dir;             /* the MDT directory */
+	const char *mc_fsname;
+	const char *mc_listen;          /* "tcp://host:port" */
+	bool mc_format;                 /* format @mc_dir if it holds no MDT */
+	int mc_threads;                 /* service threads; 0: 8 */
+	uint64_t mc_map_size;           /* LMDB map size; 0: 1 GiB */
+	int mc_destroy_interval_ms;     /* destroy queue pass; 0: 2000 */
+};
+
+struct mds_server;
+
+int mds_server_new(const struct mds_conf *conf, struct mds_server **out);
+int mds_server_start(struct mds_server *mds);
+int mds_server_port(struct mds_server *mds);
+void mds_server_stop(struct mds_server *mds);
+void mds_server_free(struct mds_server *mds);
+
+/* ---- for the handlers (mds/rpc.c) ---- */
+struct mds_ns *mds_server_ns(struct mds_server *mds);
+/* OSTs that are up, in index order. */
+void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set);
+/* The OST table with live states. */
+void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep);
+int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *ost,
+			    uint64_t conn_id);
+/* Wakes the destroy thread (a file lost its last link). */
+void mds_server_kick_destroy(struct mds_server *mds);
+void mds_handle(struct nc_req *req, void *arg);
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* nacre-oss: the object storage server daemon. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/daemon.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "oss/server.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: nacre-oss --mds ADDR --fsname NAME --listen ADDR --ost INDEX:DIR [...]\n"
+		"  --mds ADDR          the MDS (tcp://host:port)\n"
+		"  --fsname NAME       filesystem name\n"
+		"  --listen ADDR       where to serve clients (tcp://host:port)\n"
+		"  --advertise ADDR    address given to the MDS for clients (default: --listen)\n"
+		"  --ost INDEX:DIR     serve OST INDEX stored in DIR (repeatable)\n"
+		"  --format            format OST directories that hold no OST yet\n"
+		"  --threads N         service threads (default 8)\n"
+		"  --pidfile FILE      write the pid here once listening\n"
+		"  --log FILE          log to FILE instead of stderr\n"
+		"  --log-level LEVEL   error, warn, info (default) or debug\n"
+		"  --config FILE       read options from FILE (key = value lines)\n"
+		"  --help, --version\n");
+}
+
+static int parse_ost(const char *arg, struct oss_conf *c)
+{
+	const char *colon = strchr(arg, ':');
+	char *end;
+	unsigned long idx;
+
+	if (!colon || colon == arg || !colon[1] || c->oc_nosts == OSS_MAX_OSTS)
+		return -1;
+	idx = strtoul(arg, &end, 10);
+	if (end != colon || idx > 0xffff)
+		return -1;
+	c->oc_osts[c->oc_nosts].index = (uint32_t)idx;
+	c->oc_osts[c->oc_nosts].dir = colon + 1;
+	c->oc_nosts++;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mds", required_argument, NULL, 'm' },
+		{ "fsname", required_argument, NULL, 'n' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "advertise", required_argument, NULL, 'a' },
+		{ "ost", required_argument, NULL, 'o' },
+		{ "format", no_argument, NULL, 'F' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "log", required_argument, NULL, 'L' },
+		{ "log-level", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct oss_conf conf = { 0 };
+	struct oss_server *oss;
+	const char *pidfile = NULL;
+	char **av;
+	int ac, c, rc;
+
+	if (nc_config_expand(argc, argv, &ac, &av))
+		return 2;
+	while ((c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': conf.oc_mds = optarg; break;
+		case 'n': conf.oc_fsname = optarg; break;
+		case 'l': conf.oc_listen = optarg; break;
+		case 'a': conf.oc_advertise = optarg; break;
+		case 'F': conf.oc_format = true; break;
+		case 't': conf.oc_threads = atoi(optarg); break;
+		case 'p': pidfile = optarg; break;
+		case 'o':
+			if (parse_ost(optarg, &conf)) {
+				fprintf(stderr, "nacre-oss: bad --ost '%s' (want INDEX:DIR)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'L':
+			if ((rc = nc_log_open(optarg))) {
+				fprintf(stderr, "nacre-oss: %s: %s\n", optarg, nc_strerror(rc));
+				return 1;
+			}
+			break;
+		case 'v':
+			if ((rc = nc_log_parse_level(optarg)) < 0) {
+				fprintf(stderr, "nacre-oss: bad log level '%s'\n", optarg);
+				return 2;
+			}
+			nc_log_level = rc;
+			break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("nacre-oss %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < ac || !conf.oc_mds || !conf.oc_fsname || !conf.oc_listen || !conf.oc_nosts) {
+		fprintf(stderr, "nacre-oss: --mds, --fsname, --listen and --ost are required\n");
+		usage(stderr);
+		return 2;
+	}
+	nc_log_set_ident("nacre-oss");
+	nc_signals_block();
+	rc = oss_server_new(&conf, &oss);
+	if (rc) {
+		nc_error("oss", "cannot start: %s", nc_strerror(rc));
+		return 1;
+	}
+	rc = oss_server_start(oss);
+	if (!rc && pidfile)
+		rc = nc_pidfile_write(pidfile);
+	if (rc) {
+		nc_error("oss", "cannot start: %s", nc_strerror(rc));
+		oss_server_free(oss);
+		return 1;
+	}
+	nc_info("oss", "serving %d OST(s) of %s on port %d", conf.oc_nosts, conf.oc_fsname,
+		oss_server_port(oss));
+	c = nc_signals_wait();
+	nc_info("oss", "signal %d: stopping", c);
+	oss_server_free(oss);
+	nc_pidfile_remove(pidfile);
+	nc_config_free(ac, av);
+	return 0;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* OSS request handlers: one small function per opcode. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "oss/server.h"
+
+static int reply_obj(struct nc_req *req, uint64_t size, uint64_t blocks,
+		     const void *bulk, uint32_t bulk_len)
+{
+	struct nc_obj_rep rep = { .op_size = size, .op_blocks = blocks };
+	uint8_t buf[32];
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_obj_rep(&x, &rep);
+	return nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, bulk, bulk_len);
+}
+
+static void obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+{
+	uint8_t *buf;
+	ssize_t n;
+
+	if (o->or_len > NC_MAX_BULK) {
+		nc_req_reply_err(req, -EINVAL);
+		return;
+	}
+	buf = malloc(o->or_len ? o->or_len : 1);
+	if (!buf) {
+		nc_req_reply_err(req, -ENOMEM);
+		return;
+	}
+	n = oss_obj_read(ost, &o->or_fid, o->or_off, buf, o->or_len);
+	if (n < 0)
+		nc_req_reply_err(req, (int)n);
+	else
+		reply_obj(req, (uint64_t)n, 0, buf, (uint32_t)n);
+	free(buf);
+}
+
+static void obj_write(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+{
+	int rc;
+
+	if (o->or_len != req->rq_hdr.mh_bulk_len) {
+		nc_warn("oss", "req %" PRIu64 " from %s: write length %" PRIu64
+			" but %u bulk bytes", req->rq_hdr.mh_reqid, req->rq_peer,
+			o->or_len, req->rq_hdr.mh_bulk_len);
+		nc_req_reply_err(req, -NC_E_PROTO);
+		return;
+	}
+	rc = oss_obj_write(ost, &o->or_fid, o->or_off, req->rq_bulk, o->or_len);
+	if (rc)
+		nc_req_reply_err(req, rc);
+	else
+		reply_obj(req, o->or_len, 0, NULL, 0);
+}
+
+static void obj_stat(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+{
+	uint64_t size, blocks;
+	int rc = oss_obj_stat(ost, &o->or_fid, &size, &blocks);
+
+	if (rc)
+		nc_req_reply_err(req, rc);
+	else
+		reply_obj(req, size, blocks, NULL, 0);
+}
+
+static void ost_statfs(struct nc_req *req, struct oss_ost *ost)
+{
+	struct nc_statfs_rep rep = { 0 };
+	uint8_t buf[64];
+	struct nc_xdr x;
+	int rc = oss_ost_statfs(ost, &rep.sr_stat);
+
+	if (rc) {
+		nc_req_reply_err(req, rc);
+		return;
+	}
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_statfs_rep(&x, &rep);
+	nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, NULL, 0);
+}
+
+static int reply_rc(struct nc_req *req, int rc)
+{
+	return rc ? nc_req_reply_err(req, rc) : reply_obj(req, 0, 0, NULL, 0);
+}
+
+void oss_handle(struct nc_req *req, void *arg)
+{
+	struct oss_server *oss = arg;
+	uint16_t op = req->rq_hdr.mh_opcode;
+	struct nc_obj_req o = { 0 };
+	struct oss_ost *ost;
+	struct nc_xdr x;
+	int rc;
+
+	if (op < NC_OP_OBJ_READ || op > NC_OP_OST_STATFS) {
+		nc_req_reply_err(req, -EOPNOTSUPP);
+		return;
+	}
+	nc_xdr_init_decode(&x, req->rq_body, req->rq_hdr.mh_body_len);
+	nc_wire_obj_req(&x, &o);
+	rc = nc_xdr_finish(&x);
+	if (rc) {
+		nc_warn("oss", "req %" PRIu64 " from %s: malformed %s body",
+			req->rq_hdr.mh_reqid, req->rq_peer, nc_op_name(op));
+		nc_req_reply_err(req, rc);
+		return;
+	}
+	if (op != NC_OP_OBJ_WRITE && req->rq_hdr.mh_bulk_len) {
+		nc_req_reply_err(req, -NC_E_PROTO);
+		return;
+	}
+	ost = oss_server_ost(oss, o.or_ost);
+	if (!ost) {
+		nc_req_reply_err(req, -ENODEV);
+		return;
+	}
+	nc_debug("oss", "req %" PRIu64 " from %s: %s ost %u fid " NC_FID_FMT
+		 " off %" PRIu64 " len %" PRIu64, req->rq_hdr.mh_reqid, req->rq_peer,
+		 nc_op_name(op), o.or_ost, NC_FID_ARGS(&o.or_fid), o.or_off, o.or_len);
+	switch (op) {
+	case NC_OP_OBJ_READ:
+		obj_read(req, ost, &o);
+		break;
+	case NC_OP_OBJ_WRITE:
+		obj_write(req, ost, &o);
+		break;
+	case NC_OP_OBJ_TRUNC:
+		reply_rc(req, oss_obj_truncate(ost, &o.or_fid, o.or_off));
+		break;
+	case NC_OP_OBJ_PUNCH:
+		reply_rc(req, oss_obj_punch(ost, &o.or_fid, o.or_off, o.or_len));
+		break;
+	case NC_OP_OBJ_DESTROY:
+		reply_rc(req, oss_obj_destroy(ost, &o.or_fid));
+		break;
+	case NC_OP_OBJ_SYNC:
+		reply_rc(req, oss_obj_sync(ost, &o.or_fid));
+		break;
+	case NC_OP_OBJ_STAT:
+		obj_stat(req, ost, &o);
+		break;
+	case NC_OP_OST_STATFS:
+		ost_statfs(req, ost);
+		break;
+	default:
+		nc_req_reply_err(req, -EOPNOTSUPP);
+		break;
+	}
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OSS setup and the registration thread.  The OSS holds one connection to
+ * the MDS; the MDS considers our OSTs up while that connection lives, so a
+ * ping every second keeps it alive and notices an MDS restart, after which
+ * every OST is registered again.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "oss/server.h"
+
+#define OSS_PING_MS 1000
+
+struct oss_server {
+	struct oss_conf os_conf;
+	char os_fsname[NC_FSNAME_MAX + 1];
+	char os_advertise[NC_ADDR_MAX + 1];
+	struct oss_ost *os_osts[OSS_MAX_OSTS];
+	int os_nosts;
+	struct nc_server *os_srv;
+	struct nc_cconn *os_mds;
+	pthread_t os_reg;
+	bool os_reg_started;
+	bool os_stopping;
+	pthread_mutex_t os_lock;
+	pthread_cond_t os_cond;
+};
+
+struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index)
+{
+	for (int i = 0; i < oss->os_nosts; i++)
+		if (oss_ost_index(oss->os_osts[i]) == index)
+			return oss->os_osts[i];
+	return NULL;
+}
+
+static int open_osts(struct oss_server *oss)
+{
+	const struct oss_conf *c = &oss->os_conf;
+	int rc;
+
+	for (int i = 0; i < c->oc_nosts; i++) {
+		struct oss_ost *ost;
+
+		rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
+		if (rc == -NC_E_NOTFMT && c->oc_format) {
+			rc = oss_ost_format(c->oc_osts[i].dir, c->oc_fsname, c->oc_osts[i].index);
+			if (rc == 0) {
+				nc_info("oss", "formatted OST %u in %s", c->oc_osts[i].index,
+					c->oc_osts[i].dir);
+				rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
+			}
+		}
+		if (rc) {
+			nc_error("oss", "OST %u in %s: %s", c->oc_osts[i].index,
+				 c->oc_osts[i].dir, nc_strerror(rc));
+			return rc;
+		}
+		if (oss_ost_index(ost) != c->oc_osts[i].index) {
+			nc_error("oss", "%s holds OST %u, not %u", c->oc_osts[i].dir,
+				 oss_ost_index(ost), c->oc_osts[i].index);
+			oss_ost_close(ost);
+			return -NC_E_CONFIG;
+		}
+		if (oss_server_ost(oss, c->oc_osts[i].index)) {
+			nc_error("oss", "OST %u given twice", c->oc_osts[i].index);
+			oss_ost_close(ost);
+			return -NC_E_CONFIG;
+		}
+		oss->os_osts[oss->os_nosts++] = ost;
+	}
+	return 0;
+}
+
+int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
+{
+	struct nc_server_conf sc = { 0 };
+	struct nc_cconn_opts co = { 0 };
+	struct oss_server *oss;
+	struct nc_addr a;
+	int rc;
+
+	if (!conf->oc_fsname || !conf->oc_mds || !conf->oc_listen || conf->oc_nosts < 1 ||
+	    conf->oc_nosts > OSS_MAX_OSTS)
+		return -EINVAL;
+	oss = calloc(1, sizeof(*oss));
+	if (!oss)
+		return -ENOMEM;
+	oss->os_conf = *conf;
+	snprintf(oss->os_fsname, sizeof(oss->os_fsname), "%s", conf->oc_fsname);
+	pthread_mutex_init(&oss->os_lock, NULL);
+	pthread_cond_init(&oss->os_cond, NULL);
+	rc = open_osts(oss);
+	if (rc)
+		goto out_free;
+
+	sc.sc_name = "oss";
+	sc.sc_fsname = oss->os_fsname;
+	sc.sc_role = NC_ROLE_OSS;
+	sc.sc_threads = conf->oc_threads > 0 ? conf->oc_threads : 8;
+	sc.sc_handler = oss_handle;
+	sc.sc_arg = oss;
+	oss_ost_uuid(oss->os_osts[0], sc.sc_uuid);
+	rc = nc_server_new(&sc, &oss->os_srv);
+	if (rc)
+		goto out_free;
+	rc = nc_server_listen(oss->os_srv, conf->oc_listen);
+	if (rc) {
+		nc_error("oss", "cannot listen on %s: %s", conf->oc_listen, nc_strerror(rc));
+		goto out_free;
+	}
+	/* Advertise the port actually bound (the listen address may say 0). */
+	rc = nc_addr_parse(conf->oc_advertise ? conf->oc_advertise : conf->oc_listen, &a);
+	if (rc)
+		goto out_free;
+	if (!conf->oc_advertise)
+		a.a_port = (uint16_t)nc_server_bound_port(oss->os_srv, 0);
+	nc_addr_format(&a, oss->os_advertise, sizeof(oss->os_advertise));
+
+	co.co_role = NC_ROLE_OSS;
+	co.co_timeout_ms = 10000;
+	co.co_retry_ms = -1; /* the registration loop does its own retrying */
+	rc = nc_cconn_new(conf->oc_mds, oss->os_fsname, &co, &oss->os_mds);
+	if (rc)
+		goto out_free;
+	*out = oss;
+	return 0;
+out_free:
+	oss_server_free(oss);
+	return rc;
+}
+
+int oss_server_port(struct oss_server *oss)
+{
+	return nc_server_bound_port(oss->os_srv, 0);
+}
+
+static int register_osts(struct oss_server *oss)
+{
+	for (int i = 0; i < oss->os_nosts; i++) {
+		struct nc_ost_register_req rr = { 0 };
+		struct nc_call call;
+		int rc;
+
+		rr.rr_ost.o_index = oss_ost_index(oss->os_osts[i]);
+		rr.rr_ost.o_state = NC_OST_UP;
+		oss_ost_uuid(oss->os_osts[i], rr.rr_ost.o_uuid);
+		snprintf(rr.rr_ost.o_addr, sizeof(rr.rr_ost.o_addr), "%s", oss->os_advertise);
+		rc = nc_cconn_rpc(oss->os_mds, NC_OP_OST_REGISTER,
+				  (nc_xdr_fn)nc_wire_ost_register_req, &rr, NULL, NULL, &call);
+		if (rc) {
+			nc_debug("oss", "registering OST %u with %s: %s", rr.rr_ost.o_index,
+				 oss->os_conf.oc_mds, nc_strerror(rc));
+			return rc;
+		}
+		nc_call_fini(&call);
+		nc_info("oss", "OST %u registered with the MDS at %s as %s",
+			rr.rr_ost.o_index, oss->os_conf.oc_mds, oss->os_advertise);
+	}
+	return 0;
+}
+
+static void *reg_main(void *arg)
+{
+	struct oss_server *oss = arg;
+	bool registered = false;
+	int last_err = 0;
+
+	pthread_mutex_lock(&oss->os_lock);
+	while (!oss->os_stopping) {
+		struct timespec ts;
+		int rc;
+
+		pthread_mutex_unlock(&oss->os_lock);
+		if (registered && !nc_cconn_is_connected(oss->os_mds))
+			registered = false;
+		if (!registered) {
+			rc = register_osts(oss);
+			registered = rc == 0;
+			if (rc && rc != last_err)
+				nc_warn("oss", "cannot register with the MDS at %s: %s (retrying)",
+					oss->os_conf.oc_mds, nc_strerror(rc));
+			if (rc == -NC_E_FSNAME || rc == -EEXIST)
+				nc_error("oss", "the MDS refused our OSTs: %s", nc_strerror(rc));
+			last_err = rc;
+		} else {
+			struct nc_call call;
+
+			nc_call_init(&call, NC_OP_PING, NULL, 0);
+			call.c_timeout_ms = 5000;
+			if (nc_cconn_call(oss->os_mds, &call) == 0)
+				nc_call_fini(&call);
+			else
+				registered = false;
+		}
+		pthread_mutex_lock(&oss->os_lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += OSS_PING_MS % 1000 * 1000000L;
+		ts.tv_sec += OSS_PING_MS / 1000 + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (!oss->os_stopping)
+			pthread_cond_timedwait(&oss->os_cond, &oss->os_lock, &ts);
+	}
+	pthread_mutex_unlock(&oss->os_lock);
+	return NULL;
+}
+
+int oss_server_start(struct oss_server *oss)
+{
+	int rc = nc_server_start(oss->os_srv);
+
+	if (rc)
+		return rc;
+	rc = pthread_create(&oss->os_reg, NULL, reg_main, oss);
+	if (rc) {
+		nc_server_stop(oss->os_srv);
+		return -rc;
+	}
+	oss->os_reg_started = true;
+	return 0;
+}
+
+void oss_server_stop(struct oss_server *oss)
+{
+	if (!oss)
+		return;
+	if (oss->os_reg_started) {
+		pthread_mutex_lock(&oss->os_lock);
+		oss->os_stopping = true;
+		pthread_cond_broadcast(&oss->os_cond);
+		pthread_mutex_unlock(&oss->os_lock);
+		pthread_join(oss->os_reg, NULL);
+		oss->os_reg_started = false;
+	}
+	nc_server_stop(oss->os_srv);
+}
+
+void oss_server_free(struct oss_server *oss)
+{
+	if (!oss)
+		return;
+	oss_server_stop(oss);
+	nc_server_free(oss->os_srv);
+	nc_cconn_free(oss->os_mds);
+	for (int i = 0; i < oss->os_nosts; i++)
+		oss_ost_close(oss->os_osts[i]);
+	pthread_mutex_destroy(&oss->os_lock);
+	pthread_cond_destroy(&oss->os_cond);
+	free(oss);
+}

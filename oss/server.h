@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The object storage server: serves the OSTs given in its configuration
+ * over the RPC server, and keeps them registered with the MDS (again after
+ * the MDS restarts).  nacre-oss's main() is a thin layer over this.
+ */
+#ifndef OSS_SERVER_H
+#define OSS_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/rpc.h"
+#include "oss/objstore.h"
+
+#define OSS_MAX_OSTS 32
+
+struct oss_conf {
+	const char *oc_fsname;
+	const char *oc_mds;             /* MDS address */
+	const char *oc_listen;          /* "tcp://host:port" */
+	const char *oc_advertise;       /* address given to the MDS; NULL: oc_listen */
+	bool oc_format;                 /* format OST dirs that hold no OST yet */
+	int oc_threads;                 /* service threads; 0: 8 */
+	int oc_nosts;
+	struct {
+		uint32_t index;
+		const char *dir;
+	} oc_osts[OSS_MAX_OSTS];
+};
+
+struct oss_server;
+
+/* Opens (and with oc_format, formats) every OST and listens. */
+int oss_server_new(const struct oss_conf *conf, struct oss_server **out);
+/* Starts the service threads and the registration thread. */
+int oss_server_start(struct oss_server *oss);
+/* The port actually bound (useful with port 0). */
+int oss_server_port(struct oss_server *oss);
+void oss_server_stop(struct oss_server *oss);
+void oss_server_free(struct oss_server *oss);
+
+/* For the handlers (oss/rpc.c): the OST with @index, or NULL. */
+struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index);
+/* The request handler given to the RPC server (oss/rpc.c). */
+void oss_handle(struct nc_req *req, void *arg);
+
+#endif

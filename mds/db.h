@@ -49,7 +49,7 @@ int mds_db_del(struct mds_txn *txn, enum mds_table t, const void *key,
 	       size_t klen);
 
 /* Ordered iteration: seek to the first key >= @key, then next.  Each returns
- * 0 with *key/*val pointing into the map, or -ENOENT at the end. */
+ * 0 with *key and *val pointing into the map, or -ENOENT at the end. */
 int mds_db_cursor_open(struct mds_txn *txn, enum mds_table t,
 		       struct mds_cursor **out);
 int mds_db_cursor_seek(struct mds_cursor *c, const void *key, size_t klen,

@@ -51,7 +51,7 @@ static int open_osts(struct oss_server *oss)
 		struct oss_ost *ost;
 
 		rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
-		if (rc == -NC_E_NOTFMT && c->oc_format) {
+		if ((rc == -NC_E_NOTFMT || rc == -ENOENT) && c->oc_format) {
 			rc = oss_ost_format(c->oc_osts[i].dir, c->oc_fsname, c->oc_osts[i].index);
 			if (rc == 0) {
 				nc_info("oss", "formatted OST %u in %s", c->oc_osts[i].index,

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Open files.  A handle caches the layout and the size it knows; a write
+ * that extends the file reports the new size to the MDS before returning
+ * (size only grows there), and close/fsync report mtime.
+ *
+ * Unlinking a file that is open here renames it to a hidden name in the
+ * same directory instead (".nacre-hidden-FID", as NFS and libfuse do), and
+ * the last close removes it, so POSIX "unlink of an open file" holds for
+ * every process using this client.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "libclient/cl_int.h"
+
+#define HIDDEN_PREFIX ".nacre-hidden-"
+
+static uint32_t open_flags(int flags)
+{
+	uint32_t f = 0;
+
+	switch (flags & O_ACCMODE) {
+	case O_RDONLY: f = NC_OPEN_READ; break;
+	case O_WRONLY: f = NC_OPEN_WRITE; break;
+	default: f = NC_OPEN_READ | NC_OPEN_WRITE; break;
+	}
+	if (flags & O_TRUNC)
+		f |= NC_OPEN_TRUNC;
+	return f;
+}
+
+bool cl_file_is_open(struct nacre_fs *fs, const struct nc_fid *fid)
+{
+	bool open = false;
+
+	pthread_mutex_lock(&fs->fs_lock);
+	for (struct nacre_file *f = fs->fs_open; f; f = f->f_next)
+		if (nc_fid_eq(&f->f_fid, fid))
+			open = true;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return open;
+}
+
+int cl_hide_if_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		    const char *name)
+{
+	struct cl_hidden *h;
+	struct nc_attr attr;
+	char fidstr[NC_FID_STR_LEN];
+	int rc;
+
+	rc = cl_md_lookup(fs, cred, parent, name, &attr);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	if (!S_ISREG(attr.a_mode) || attr.a_nlink != 1 || !cl_file_is_open(fs, &attr.a_fid))
+		return 0;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	nc_fid_to_str(&attr.a_fid, fidstr);
+	h->h_fid = attr.a_fid;
+	h->h_parent = *parent;
+	h->h_cred = *cred;
+	snprintf(h->h_name, sizeof(h->h_name), HIDDEN_PREFIX "%s", fidstr);
+	rc = cl_md_rename(fs, cred, parent, name, parent, h->h_name, 0);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	pthread_mutex_lock(&fs->fs_lock);
+	h->h_next = fs->fs_hidden;
+	fs->fs_hidden = h;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return 1;
+}
+
+static struct nacre_file *file_new(struct nacre_fs *fs, const struct nc_cred *cred,
+				   const struct nc_attr *attr, const struct nc_layout *layout,
+				   int flags)
+{
+	struct nacre_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->f_fs = fs;
+	f->f_fid = attr->a_fid;
+	f->f_cred = *cred;
+	f->f_flags = flags;
+	f->f_layout = *layout;
+	f->f_size = attr->a_size;
+	pthread_mutex_init(&f->f_lock, NULL);
+	pthread_mutex_lock(&fs->fs_lock);
+	f->f_next = fs->fs_open;
+	if (fs->fs_open)
+		fs->fs_open->f_prev = f;
+	fs->fs_open = f;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return f;
+}
+
+static void file_free(struct nacre_file *f)
+{
+	struct nacre_fs *fs = f->f_fs;
+
+	pthread_mutex_lock(&fs->fs_lock);
+	if (f->f_prev)
+		f->f_prev->f_next = f->f_next;
+	else
+		fs->fs_open = f->f_next;
+	if (f->f_next)
+		f->f_next->f_prev = f->f_prev;
+	pthread_mutex_unlock(&fs->fs_lock);
+	pthread_mutex_destroy(&f->f_lock);
+	free(f);
+}
+
+static int open_common(struct nacre_fs *fs, const struct nc_cred *cred,
+		       struct nc_attr *attr, struct nc_layout *layout, int flags,
+		       struct nacre_file **out)
+{
+	struct nacre_file *f;
+	int rc;
+
+	if (S_ISDIR(attr->a_mode))
+		return -EISDIR;
+	if (!S_ISREG(attr->a_mode))
+		return -EINVAL;
+	if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && attr->a_size) {
+		rc = cl_truncate(fs, cred, &attr->a_fid, 0, attr);
+		if (rc)
+			return rc;
+	}
+	f = file_new(fs, cred, attr, layout, flags);
+	if (!f)
+		return -ENOMEM;
+	*out = f;
+	return 0;
+}
+
+NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+			     const struct nacre_fid *fid, int flags, struct nacre_file **out)
+{
+	struct nc_fid f = { fid->seq, fid->oid };
+	struct nc_layout layout;
+	struct nc_attr attr;
+	struct nc_cred c;
+	int rc;
+
+	cl_cred_from(fs, cred, &c);
+	rc = cl_md_open(fs, &c, &f, open_flags(flags), &attr, &layout);
+	if (rc)
+		return rc;
+	return open_common(fs, &c, &attr, &layout, flags, out);
+}
+
+NACRE_API int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			      const struct nacre_fid *parent, const char *name, mode_t mode,
+			      int flags, struct nacre_file **out, struct nacre_stat *st)
+{
+	struct nc_fid p = { parent->seq, parent->oid };
+	struct nc_layout layout;
+	struct nc_attr attr;
+	struct nc_cred c;
+	int rc;
+
+	cl_cred_from(fs, cred, &c);
+	rc = cl_md_create(fs, &c, &p, name, S_IFREG | (mode & 07777), 0,
+			  (flags & O_EXCL) ? NC_CREATE_EXCL : 0, NULL, &attr, &layout);
+	if (rc)
+		return rc;
+	if (!(flags & O_EXCL)) {
+		/* The name may have existed: check access as open(2) would. */
+		rc = cl_md_open(fs, &c, &attr.a_fid, open_flags(flags), &attr, &layout);
+		if (rc)
+			return rc;
+	}
+	rc = open_common(fs, &c, &attr, &layout, flags, out);
+	if (!rc && st)
+		cl_stat_from_attr(&attr, st);
+	return rc;
+}
+
+NACRE_API const struct nacre_fid *nacre_file_fid(const struct nacre_file *f)
+{
+	_Static_assert(sizeof(struct nacre_fid) == sizeof(struct nc_fid), "same fid shape");
+	return (const struct nacre_fid *)&f->f_fid;
+}
+
+/* The size as the MDS has it, but never below what this handle wrote. */
+static int refresh_size(struct nacre_file *f)
+{
+	struct nc_attr attr;
+	int rc = cl_md_getattr(f->f_fs, &f->f_fid, &attr);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&f->f_lock);
+	f->f_size = attr.a_size;
+	pthread_mutex_unlock(&f->f_lock);
+	return 0;
+}
+
+NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off)
+{
+	uint64_t size;
+	int rc;
+
+	if (off < 0)
+		return -EINVAL;
+	if ((f->f_flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	pthread_mutex_lock(&f->f_lock);
+	size = f->f_size;
+	pthread_mutex_unlock(&f->f_lock);
+	if ((uint64_t)off + len > size) {
+		/* Another client may have written past what we knew. */
+		rc = refresh_size(f);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&f->f_lock);
+		size = f->f_size;
+		pthread_mutex_unlock(&f->f_lock);
+	}
+	if ((uint64_t)off >= size || len == 0)
+		return 0;
+	if (len > size - (uint64_t)off)
+		len = size - (uint64_t)off;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	if (!f->f_layout.l_stripe_count) {
+		memset(buf, 0, len);
+		return (ssize_t)len;
+	}
+	return cl_io_read(f->f_fs, &f->f_fid, &f->f_layout, buf, len, (uint64_t)off);
+}
+
+NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off)
+{
+	uint64_t end;
+	bool grow;
+	int rc;
+
+	if (off < 0)
+		return -EINVAL;
+	if ((f->f_flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (len == 0)
+		return 0;
+	if (!f->f_layout.l_stripe_count)
+		return -NC_E_LAYOUT;
+	if (f->f_flags & O_APPEND) {
+		rc = refresh_size(f);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&f->f_lock);
+		off = (off_t)f->f_size;
+		pthread_mutex_unlock(&f->f_lock);
+	}
+	if (len > NC_MAX_BULK * 4)
+		len = NC_MAX_BULK * 4; /* a short write; callers loop */
+	end = (uint64_t)off + len;
+	rc = cl_io_write(f->f_fs, &f->f_fid, &f->f_layout, buf, len, (uint64_t)off);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&f->f_lock);
+	grow = end > f->f_size;
+	if (grow)
+		f->f_size = end;
+	if (!grow)
+		f->f_written = true;
+	pthread_mutex_unlock(&f->f_lock);
+	if (grow) {
+		/* Data first, then the size that makes it visible. */
+		rc = cl_md_size_update(f->f_fs, &f->f_cred, &f->f_fid, end, NC_SIZE_MTIME, NULL);
+		if (rc)
+			return rc;
+	}
+	return (ssize_t)len;
+}
+
+static int report_mtime(struct nacre_file *f)
+{
+	uint64_t size;
+	bool written;
+
+	pthread_mutex_lock(&f->f_lock);
+	written = f->f_written;
+	size = f->f_size;
+	f->f_written = false;
+	pthread_mutex_unlock(&f->f_lock);
+	if (!written)
+		return 0;
+	return cl_md_size_update(f->f_fs, &f->f_cred, &f->f_fid, size, NC_SIZE_MTIME, NULL);
+}
+
+NACRE_API int nacre_fsync(struct nacre_file *f)
+{
+	int rc = 0;
+
+	if (f->f_layout.l_stripe_count && (f->f_flags & O_ACCMODE) != O_RDONLY)
+		rc = cl_io_objects(f->f_fs, &f->f_fid, &f->f_layout, NC_OP_OBJ_SYNC, 0);
+	if (!rc)
+		rc = report_mtime(f);
+	return rc;
+}
+
+NACRE_API int nacre_ftruncate(struct nacre_file *f, uint64_t size)
+{
+	struct nc_attr attr;
+	int rc;
+
+	if ((f->f_flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	rc = cl_truncate(f->f_fs, &f->f_cred, &f->f_fid, size, &attr);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&f->f_lock);
+	f->f_size = attr.a_size;
+	pthread_mutex_unlock(&f->f_lock);
+	return 0;
+}
+
+NACRE_API int nacre_fstat(struct nacre_file *f, struct nacre_stat *st)
+{
+	struct nc_attr attr;
+	int rc = cl_md_getattr(f->f_fs, &f->f_fid, &attr);
+
+	if (rc)
+		return rc;
+	cl_stat_from_attr(&attr, st);
+	return 0;
+}
+
+/* Removes the hidden name of @fid when no handle has it open any more. */
+static int unhide(struct nacre_fs *fs, const struct nc_fid *fid)
+{
+	struct cl_hidden **pp, *h = NULL;
+	int rc;
+
+	pthread_mutex_lock(&fs->fs_lock);
+	for (struct nacre_file *f = fs->fs_open; f; f = f->f_next) {
+		if (nc_fid_eq(&f->f_fid, fid)) {
+			pthread_mutex_unlock(&fs->fs_lock);
+			return 0;
+		}
+	}
+	for (pp = &fs->fs_hidden; *pp; pp = &(*pp)->h_next) {
+		if (nc_fid_eq(&(*pp)->h_fid, fid)) {
+			h = *pp;
+			*pp = h->h_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+	if (!h)
+		return 0;
+	rc = cl_md_unlink(fs, &h->h_cred, &h->h_parent, h->h_name, 0);
+	if (rc == -ENOENT)
+		rc = 0; /* someone removed it already */
+	free(h);
+	return rc;
+}
+
+NACRE_API int nacre_close(struct nacre_file *f)
+{
+	struct nacre_fs *fs;
+	struct nc_fid fid;
+	int rc;
+
+	if (!f)
+		return 0;
+	fs = f->f_fs;
+	fid = f->f_fid;
+	rc = report_mtime(f);
+	file_free(f);
+	if (!rc)
+		rc = unhide(fs, &fid);
+	else
+		unhide(fs, &fid);
+	return rc;
+}

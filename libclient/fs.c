@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/* Connecting to a filesystem, the OST table, statistics, conversions. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "libclient/cl_int.h"
+
+int cl_err(int rc)
+{
+	return rc;
+}
+
+NACRE_API const char *nacre_strerror(int err)
+{
+	return nc_strerror(err);
+}
+
+NACRE_API void nacre_root_fid(struct nacre_fid *fid)
+{
+	fid->seq = NC_ROOT_FID_SEQ;
+	fid->oid = NC_ROOT_FID_OID;
+}
+
+NACRE_API void nacre_fid_format(const struct nacre_fid *fid, char *buf)
+{
+	struct nc_fid f = { fid->seq, fid->oid };
+
+	nc_fid_to_str(&f, buf);
+}
+
+NACRE_API int nacre_fid_parse(const char *s, struct nacre_fid *fid)
+{
+	struct nc_fid f;
+	int rc = nc_fid_from_str(s, &f);
+
+	if (rc)
+		return rc;
+	fid->seq = f.f_seq;
+	fid->oid = f.f_oid;
+	return 0;
+}
+
+void cl_cred_from(struct nacre_fs *fs, const struct nacre_cred *in, struct nc_cred *out)
+{
+	if (!in) {
+		*out = fs->fs_cred;
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	out->c_uid = in->uid;
+	out->c_gid = in->gid;
+	out->c_ngroups = in->ngroups < NC_MAX_GROUPS ? in->ngroups : NC_MAX_GROUPS;
+	for (uint32_t i = 0; i < out->c_ngroups; i++)
+		out->c_groups[i] = in->groups[i];
+}
+
+static void process_cred(struct nc_cred *c)
+{
+	gid_t groups[NC_MAX_GROUPS];
+	int n;
+
+	memset(c, 0, sizeof(*c));
+	c->c_uid = geteuid();
+	c->c_gid = getegid();
+	n = getgroups(NC_MAX_GROUPS, groups);
+	for (int i = 0; i < n; i++)
+		c->c_groups[c->c_ngroups++] = groups[i];
+}
+
+void cl_stat_from_attr(const struct nc_attr *a, struct nacre_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->fid.seq = a->a_fid.f_seq;
+	st->fid.oid = a->a_fid.f_oid;
+	st->mode = a->a_mode;
+	st->nlink = a->a_nlink;
+	st->uid = a->a_uid;
+	st->gid = a->a_gid;
+	st->size = a->a_size;
+	st->blocks = a->a_blocks;
+	st->rdev = a->a_rdev;
+	st->atime.tv_sec = a->a_atime.t_sec;
+	st->atime.tv_nsec = a->a_atime.t_nsec;
+	st->mtime.tv_sec = a->a_mtime.t_sec;
+	st->mtime.tv_nsec = a->a_mtime.t_nsec;
+	st->ctime.tv_sec = a->a_ctime.t_sec;
+	st->ctime.tv_nsec = a->a_ctime.t_nsec;
+}
+
+void cl_layout_to_public(const struct nc_layout *l, struct nacre_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->stripe_size = l->l_stripe_size;
+	out->stripe_count = l->l_stripe_count;
+	if ((l->l_flags & NC_LAYOUT_TEMPLATE) && l->l_stripe_count == UINT16_MAX)
+		out->stripe_count = UINT32_MAX;
+	out->k = l->l_k;
+	out->m = l->l_m;
+	out->first_ost = l->l_first_ost;
+	if (l->l_flags & NC_LAYOUT_TEMPLATE)
+		return;
+	out->shard_count = l->l_stripe_count;
+	if (out->first_ost == 0 && l->l_stripe_count)
+		out->first_ost = l->l_shards[0].ls_ost;
+	for (uint32_t i = 0; i < l->l_stripe_count && i < NACRE_MAX_STRIPES; i++) {
+		out->shards[i].ost = l->l_shards[i].ls_ost;
+		out->shards[i].flags = l->l_shards[i].ls_flags;
+	}
+}
+
+void cl_layout_from_public(const struct nacre_layout *in, struct nc_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->l_flags = NC_LAYOUT_TEMPLATE;
+	l->l_stripe_size = in->stripe_size;
+	l->l_stripe_count = in->stripe_count > UINT16_MAX ? UINT16_MAX : (uint16_t)in->stripe_count;
+	l->l_k = in->k > 255 ? 255 : (uint8_t)in->k;
+	l->l_m = in->m > 255 ? 255 : (uint8_t)in->m;
+	l->l_first_ost = in->first_ost;
+}
+
+/* ---- OSTs ---- */
+
+int cl_ost_refresh(struct nacre_fs *fs)
+{
+	struct nc_ost_list_rep *rep = calloc(1, sizeof(*rep));
+	struct nc_call call;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_OST_LIST, NULL, NULL,
+			  (nc_xdr_fn)nc_wire_ost_list_rep, rep, &call);
+	if (rc)
+		goto out;
+	nc_call_fini(&call);
+	pthread_mutex_lock(&fs->fs_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
+		fs->fs_osts[i].co_known = false;
+	for (uint32_t i = 0; i < rep->ol_count; i++) {
+		const struct nc_ost_info *o = &rep->ol_osts[i];
+		struct cl_ost *co;
+
+		if (o->o_index >= NC_MAX_OSTS)
+			continue;
+		co = &fs->fs_osts[o->o_index];
+		co->co_known = true;
+		co->co_up = o->o_state == NC_OST_UP;
+		co->co_info = *o;
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+out:
+	free(rep);
+	return rc;
+}
+
+static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cconn **out)
+{
+	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
+				      .co_timeout_ms = fs->fs_timeout_ms,
+				      .co_retry_ms = fs->fs_retry_ms };
+	int rc;
+
+	/* An OSS that moved (restarted on another port) gets a new connection;
+	 * the old one is kept until the filesystem is freed, since calls may
+	 * still be using it. */
+	if (co->co_conn && !strcmp(co->co_conn_addr, co->co_info.o_addr)) {
+		*out = co->co_conn;
+		return 0;
+	}
+	if (co->co_conn)
+		return -EBUSY;
+	rc = nc_cconn_new(co->co_info.o_addr, fs->fs_name, &opts, &co->co_conn);
+	if (rc)
+		return rc;
+	memcpy(co->co_conn_addr, co->co_info.o_addr, sizeof(co->co_conn_addr));
+	*out = co->co_conn;
+	return 0;
+}
+
+int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
+{
+	int rc;
+
+	if (idx >= NC_MAX_OSTS)
+		return -ENODEV;
+	for (int pass = 0; pass < 2; pass++) {
+		pthread_mutex_lock(&fs->fs_lock);
+		if (fs->fs_osts[idx].co_known) {
+			rc = ost_conn_locked(fs, &fs->fs_osts[idx], out);
+			pthread_mutex_unlock(&fs->fs_lock);
+			if (rc != -EBUSY)
+				return rc;
+			/* The address changed: reuse the existing connection. */
+			pthread_mutex_lock(&fs->fs_lock);
+			*out = fs->fs_osts[idx].co_conn;
+			pthread_mutex_unlock(&fs->fs_lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&fs->fs_lock);
+		if (pass == 0) {
+			rc = cl_ost_refresh(fs);
+			if (rc)
+				return rc;
+		}
+	}
+	return -ENODEV;
+}
+
+/* ---- connect ---- */
+
+/* One PING without retries: nacre_connect fails at once on a wrong address
+ * or filesystem name instead of waiting out the retry window. */
+static int ping_once(struct nc_cconn *cc)
+{
+	struct nc_call call;
+	struct nc_wait w;
+	int rc;
+
+	nc_wait_init(&w);
+	nc_call_init(&call, NC_OP_PING, NULL, 0);
+	call.c_wait = &w;
+	rc = nc_cconn_submit(cc, &call);
+	if (rc == 0) {
+		nc_wait_all(&w);
+		rc = call.c_status;
+		nc_call_fini(&call);
+	}
+	nc_wait_fini(&w);
+	return rc;
+}
+
+NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
+			    const struct nacre_opts *opts, struct nacre_fs **out)
+{
+	struct nc_cconn_opts co = { .co_role = NC_ROLE_CLIENT };
+	struct nacre_fs *fs;
+	int rc;
+
+	if (!mds_addr || !fsname || strlen(mds_addr) > NC_ADDR_MAX ||
+	    strlen(fsname) > NC_FSNAME_MAX || !*fsname)
+		return -EINVAL;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
+	snprintf(fs->fs_name, sizeof(fs->fs_name), "%s", fsname);
+	pthread_mutex_init(&fs->fs_lock, NULL);
+	fs->fs_timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
+	fs->fs_retry_ms = opts && opts->retry_ms > 0 ? opts->retry_ms : 60000;
+	if (opts && opts->cred)
+		cl_cred_from(fs, opts->cred, &fs->fs_cred);
+	else
+		process_cred(&fs->fs_cred);
+	co.co_timeout_ms = fs->fs_timeout_ms;
+	co.co_retry_ms = fs->fs_retry_ms;
+	rc = nc_cconn_new(mds_addr, fsname, &co, &fs->fs_mds);
+	if (rc)
+		goto out_free;
+	/* The first request connects: fail now, not at first use, when the
+	 * address or the name is wrong. */
+	rc = ping_once(fs->fs_mds);
+	if (rc)
+		goto out_free;
+	rc = cl_ost_refresh(fs);
+	if (rc)
+		goto out_free;
+	*out = fs;
+	return 0;
+out_free:
+	nacre_disconnect(fs);
+	return rc;
+}
+
+NACRE_API void nacre_disconnect(struct nacre_fs *fs)
+{
+	if (!fs)
+		return;
+	nc_cconn_free(fs->fs_mds);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
+		nc_cconn_free(fs->fs_osts[i].co_conn);
+	while (fs->fs_hidden) {
+		struct cl_hidden *h = fs->fs_hidden;
+
+		fs->fs_hidden = h->h_next;
+		free(h);
+	}
+	pthread_mutex_destroy(&fs->fs_lock);
+	free(fs);
+}
+
+NACRE_API const char *nacre_fs_mds_addr(const struct nacre_fs *fs)
+{
+	return fs->fs_mds_addr;
+}
+
+NACRE_API const char *nacre_fs_name(const struct nacre_fs *fs)
+{
+	return fs->fs_name;
+}
+
+NACRE_API void nacre_fs_uuid(struct nacre_fs *fs, char out[37])
+{
+	uint8_t u[16];
+
+	nc_cconn_server_uuid(fs->fs_mds, u);
+	uuid_unparse_lower(u, out);
+}
+
+/* ---- statistics ---- */
+
+static void statfs_to_public(const struct nc_statfs *s, struct nacre_statfs *st)
+{
+	st->total = s->s_total;
+	st->free = s->s_free;
+	st->avail = s->s_avail;
+	st->files = s->s_files;
+	st->ffree = s->s_ffree;
+	st->bsize = s->s_bsize;
+	st->namemax = s->s_namemax;
+}
+
+NACRE_API int nacre_mdt_statfs(struct nacre_fs *fs, struct nacre_statfs *st)
+{
+	struct nc_statfs_rep rep;
+	struct nc_call call;
+	int rc = nc_cconn_rpc(fs->fs_mds, NC_OP_MDS_STATFS, NULL, NULL,
+			      (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);
+
+	if (rc)
+		return rc;
+	nc_call_fini(&call);
+	statfs_to_public(&rep.sr_stat, st);
+	return 0;
+}
+
+NACRE_API int nacre_ost_statfs(struct nacre_fs *fs, uint32_t index, struct nacre_statfs *st)
+{
+	struct nc_obj_req o = { .or_ost = index };
+	struct nc_statfs_rep rep;
+	struct nc_cconn *cc;
+	struct nc_call call;
+	bool up;
+	int rc;
+
+	rc = cl_ost_conn(fs, index, &cc);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&fs->fs_lock);
+	up = fs->fs_osts[index].co_up;
+	pthread_mutex_unlock(&fs->fs_lock);
+	/* Do not wait out the retry window for an OST the MDS says is down. */
+	if (!up && !nc_cconn_is_connected(cc))
+		return -EHOSTDOWN;
+	rc = nc_cconn_rpc(cc, NC_OP_OST_STATFS, (nc_xdr_fn)nc_wire_obj_req, &o,
+			  (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);
+	if (rc)
+		return rc;
+	nc_call_fini(&call);
+	statfs_to_public(&rep.sr_stat, st);
+	return 0;
+}
+
+NACRE_API int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsigned int *count)
+{
+	struct nacre_ost *list;
+	unsigned int n = 0;
+	int rc = cl_ost_refresh(fs);
+
+	if (rc)
+		return rc;
+	list = calloc(NC_MAX_OSTS, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	pthread_mutex_lock(&fs->fs_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
+		const struct cl_ost *co = &fs->fs_osts[i];
+
+		if (!co->co_known)
+			continue;
+		list[n].index = co->co_info.o_index;
+		list[n].up = co->co_up;
+		uuid_unparse_lower(co->co_info.o_uuid, list[n].uuid);
+		snprintf(list[n].addr, sizeof(list[n].addr), "%s", co->co_info.o_addr);
+		list[n].transport = "tcp";
+		n++;
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+	*osts = list;
+	*count = n;
+	return 0;
+}
+
+NACRE_API int nacre_statfs(struct nacre_fs *fs, struct nacre_statfs *st)
+{
+	struct nacre_statfs mdt, ost;
+	struct nacre_ost *list;
+	unsigned int n;
+	int rc;
+
+	rc = nacre_mdt_statfs(fs, &mdt);
+	if (rc)
+		return rc;
+	rc = nacre_ost_list(fs, &list, &n);
+	if (rc)
+		return rc;
+	memset(st, 0, sizeof(*st));
+	st->files = mdt.files;
+	st->ffree = mdt.ffree;
+	st->bsize = 4096;
+	st->namemax = NC_NAME_MAX;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!list[i].up || nacre_ost_statfs(fs, list[i].index, &ost))
+			continue;
+		st->total += ost.total;
+		st->free += ost.free;
+		st->avail += ost.avail;
+	}
+	free(list);
+	return 0;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data path: a request is split on chunk boundaries (common/layout.h)
+ * and every piece goes to its OST at once, all in flight together; read
+ * replies land straight in the caller's buffer.  A piece that failed
+ * because its connection dropped is retried synchronously (object reads and
+ * writes are idempotent), which also rides out an OSS restart.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "libclient/cl_int.h"
+
+#define IO_BATCH 64     /* pieces in flight per batch */
+
+struct io_piece {
+	struct nc_call ip_call;
+	struct nc_obj_req ip_req;
+	uint8_t ip_body[64];
+	struct nc_cconn *ip_conn;
+	struct nc_extent ip_ext;
+};
+
+static int piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
+			 const struct nc_layout *l, struct io_piece *p, uint16_t op)
+{
+	struct nc_xdr x;
+	int rc;
+
+	if (p->ip_ext.e_stripe >= l->l_stripe_count)
+		return -NC_E_LAYOUT;
+	rc = cl_ost_conn(fs, l->l_shards[p->ip_ext.e_stripe].ls_ost, &p->ip_conn);
+	if (rc)
+		return rc;
+	memset(&p->ip_req, 0, sizeof(p->ip_req));
+	p->ip_req.or_ost = l->l_shards[p->ip_ext.e_stripe].ls_ost;
+	p->ip_req.or_fid = *fid;
+	p->ip_req.or_off = p->ip_ext.e_obj_off;
+	p->ip_req.or_len = p->ip_ext.e_len;
+	nc_xdr_init_encode(&x, p->ip_body, sizeof(p->ip_body));
+	nc_wire_obj_req(&x, &p->ip_req);
+	if (x.x_err)
+		return x.x_err;
+	nc_call_init(&p->ip_call, op, p->ip_body, (uint32_t)x.x_pos);
+	return 0;
+}
+
+/* Runs the prepared calls of @p[0..n) in parallel; resubmits failed ones
+ * through the retrying synchronous path.  Returns 0 or the first error. */
+static int pieces_run(struct io_piece *p, int n)
+{
+	struct nc_wait w;
+	int rc = 0;
+
+	nc_wait_init(&w);
+	for (int i = 0; i < n; i++) {
+		p[i].ip_call.c_wait = &w;
+		if (nc_cconn_submit(p[i].ip_conn, &p[i].ip_call))
+			p[i].ip_call.c_status = -ENOTCONN; /* never queued */
+	}
+	nc_wait_all(&w);
+	nc_wait_fini(&w);
+	for (int i = 0; i < n; i++) {
+		int st = p[i].ip_call.c_status;
+
+		if (st == -ENOTCONN || st == -ECONNREFUSED || st == -ETIMEDOUT) {
+			nc_call_fini(&p[i].ip_call);
+			p[i].ip_call.c_wait = NULL;
+			st = nc_cconn_call(p[i].ip_conn, &p[i].ip_call);
+		}
+		if (st && !rc) {
+			rc = st;
+			nc_warn("client", "%s on OST %u: %s", nc_op_name(p[i].ip_call.c_opcode),
+				p[i].ip_req.or_ost, nc_strerror(st));
+		}
+	}
+	return rc;
+}
+
+static void pieces_fini(struct io_piece *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		nc_call_fini(&p[i].ip_call);
+}
+
+ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		   void *buf, size_t len, uint64_t off)
+{
+	struct nc_extent ext[IO_BATCH];
+	struct io_piece *p;
+	size_t done = 0;
+	int rc = 0;
+
+	p = calloc(IO_BATCH, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	while (done < len) {
+		int n = nc_layout_map(l, off + done, len - done, ext, IO_BATCH);
+		uint64_t batch = 0;
+
+		if (n <= 0) {
+			rc = n < 0 ? n : -NC_E_LAYOUT;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint8_t *dst = (uint8_t *)buf + (ext[i].e_file_off - off);
+
+			p[i].ip_ext = ext[i];
+			rc = piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_READ);
+			if (rc) {
+				pieces_fini(p, i);
+				goto out;
+			}
+			p[i].ip_call.c_bulk_dst = dst;
+			p[i].ip_call.c_bulk_dst_cap = ext[i].e_len;
+			batch += ext[i].e_len;
+		}
+		rc = pieces_run(p, n);
+		for (int i = 0; !rc && i < n; i++) {
+			uint32_t got = p[i].ip_call.c_rep_bulk_len;
+
+			/* Past an object's end lies a hole: zeros. */
+			if (got < p[i].ip_ext.e_len)
+				memset((uint8_t *)buf + (p[i].ip_ext.e_file_off - off) + got, 0,
+				       p[i].ip_ext.e_len - got);
+		}
+		pieces_fini(p, n);
+		if (rc)
+			break;
+		done += batch;
+	}
+out:
+	free(p);
+	return rc ? rc : (ssize_t)done;
+}
+
+int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		const void *buf, size_t len, uint64_t off)
+{
+	struct nc_extent ext[IO_BATCH];
+	struct io_piece *p;
+	size_t done = 0;
+	int rc = 0;
+
+	p = calloc(IO_BATCH, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	while (done < len) {
+		int n = nc_layout_map(l, off + done, len - done, ext, IO_BATCH);
+		uint64_t batch = 0;
+
+		if (n <= 0) {
+			rc = n < 0 ? n : -NC_E_LAYOUT;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			p[i].ip_ext = ext[i];
+			rc = piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_WRITE);
+			if (rc) {
+				pieces_fini(p, i);
+				goto out;
+			}
+			p[i].ip_call.c_bulk = (const uint8_t *)buf + (ext[i].e_file_off - off);
+			p[i].ip_call.c_bulk_len = ext[i].e_len;
+			batch += ext[i].e_len;
+		}
+		rc = pieces_run(p, n);
+		pieces_fini(p, n);
+		if (rc)
+			break;
+		done += batch;
+	}
+out:
+	free(p);
+	return rc;
+}
+
+int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		  uint16_t opcode, uint64_t file_size)
+{
+	struct io_piece *p;
+	int rc = 0, n = 0;
+
+	if (l->l_stripe_count > NC_MAX_STRIPES)
+		return -NC_E_LAYOUT;
+	p = calloc(l->l_stripe_count ? l->l_stripe_count : 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < l->l_stripe_count; s++, n++) {
+		p[n].ip_ext.e_stripe = s;
+		p[n].ip_ext.e_obj_off = opcode == NC_OP_OBJ_TRUNC ? nc_layout_obj_size(l, s, file_size) : 0;
+		p[n].ip_ext.e_len = 0;
+		rc = piece_prepare(fs, fid, l, &p[n], opcode);
+		if (rc)
+			break;
+	}
+	if (!rc)
+		rc = pieces_run(p, n);
+	pieces_fini(p, n);
+	free(p);
+	return rc;
+}

@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: MIT */
+/* Metadata operations by FID: one MDS request each (truncate also touches
+ * the OSTs). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include "common/errors.h"
+#include "libclient/cl_int.h"
+
+static void fid_in(const struct nacre_fid *in, struct nc_fid *out)
+{
+	out->f_seq = in->seq;
+	out->f_oid = in->oid;
+}
+
+static int name_check(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0)
+		return -EINVAL;
+	if (n > NC_NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int attr_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req,
+		    struct nc_attr *attr, struct nc_layout *layout)
+{
+	struct nc_attr_rep *rep = calloc(1, sizeof(*rep));
+	struct nc_call call;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	rc = nc_cconn_rpc(fs->fs_mds, op, enc, req, (nc_xdr_fn)nc_wire_attr_rep, rep, &call);
+	if (rc)
+		goto out;
+	nc_call_fini(&call);
+	if (attr)
+		*attr = rep->ar_attr;
+	if (layout) {
+		if (rep->ar_has_layout)
+			*layout = rep->ar_layout;
+		else
+			memset(layout, 0, sizeof(*layout));
+	}
+out:
+	free(rep);
+	return rc;
+}
+
+static int plain_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req)
+{
+	struct nc_call call;
+	int rc = nc_cconn_rpc(fs->fs_mds, op, enc, req, NULL, NULL, &call);
+
+	if (!rc)
+		nc_call_fini(&call);
+	return rc;
+}
+
+int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr)
+{
+	struct nc_fid_req m = { .fr_cred = fs->fs_cred, .fr_fid = *fid };
+
+	return attr_rpc(fs, NC_OP_GETATTR, (nc_xdr_fn)nc_wire_fid_req, &m, attr, NULL);
+}
+
+int cl_md_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout)
+{
+	struct nc_fid_req m = { .fr_cred = *cred, .fr_fid = *fid, .fr_flags = flags };
+
+	return attr_rpc(fs, NC_OP_OPEN, (nc_xdr_fn)nc_wire_fid_req, &m, attr, layout);
+}
+
+int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		 const char *name, struct nc_attr *attr)
+{
+	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent };
+	int rc = name_check(name);
+
+	if (rc)
+		return rc;
+	strcpy(m.nr_name, name);
+	return attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, NULL);
+}
+
+int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		 const char *name, uint32_t mode, uint32_t rdev, uint32_t flags,
+		 const char *target, struct nc_attr *attr, struct nc_layout *layout)
+{
+	struct nc_create_req *m;
+	int rc = name_check(name);
+
+	if (rc)
+		return rc;
+	if (target && strlen(target) > NC_SYMLINK_MAX)
+		return -ENAMETOOLONG;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->cq_cred = *cred;
+	m->cq_parent = *parent;
+	strcpy(m->cq_name, name);
+	m->cq_mode = mode;
+	m->cq_rdev = rdev;
+	m->cq_flags = flags;
+	if (target)
+		strcpy(m->cq_target, target);
+	rc = attr_rpc(fs, NC_OP_CREATE, (nc_xdr_fn)nc_wire_create_req, m, attr, layout);
+	free(m);
+	return rc;
+}
+
+int cl_md_size_update(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		      uint64_t size, uint32_t flags, struct nc_attr *attr)
+{
+	struct nc_size_req m = { .su_cred = *cred, .su_fid = *fid, .su_size = size,
+				 .su_flags = flags };
+
+	return attr_rpc(fs, NC_OP_SIZE_UPDATE, (nc_xdr_fn)nc_wire_size_req, &m, attr, NULL);
+}
+
+int cl_md_setattr(struct nacre_fs *fs, const struct nc_setattr_req *sa, struct nc_attr *attr)
+{
+	return attr_rpc(fs, NC_OP_SETATTR, (nc_xdr_fn)nc_wire_setattr_req, (void *)sa, attr,
+			NULL);
+}
+
+int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		 const char *name, uint32_t flags)
+{
+	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent, .nr_flags = flags };
+	int rc = name_check(name);
+
+	if (rc)
+		return rc;
+	strcpy(m.nr_name, name);
+	return plain_rpc(fs, NC_OP_UNLINK, (nc_xdr_fn)nc_wire_name_req, &m);
+}
+
+int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *op,
+		 const char *on, const struct nc_fid *np, const char *nn, uint32_t flags)
+{
+	struct nc_rename_req m = { .rn_cred = *cred, .rn_oldparent = *op, .rn_newparent = *np,
+				   .rn_flags = flags };
+	int rc = name_check(on);
+
+	if (!rc)
+		rc = name_check(nn);
+	if (rc)
+		return rc;
+	strcpy(m.rn_oldname, on);
+	strcpy(m.rn_newname, nn);
+	return plain_rpc(fs, NC_OP_RENAME, (nc_xdr_fn)nc_wire_rename_req, &m);
+}
+
+/*
+ * Truncation order: the objects are cut to what the smaller of the old and
+ * new sizes needs, then the MDS records the new size.  A crash in between
+ * leaves the old size with less data behind it (reads see zeros), never
+ * stale bytes reappearing beyond a later end of file.
+ */
+int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		uint64_t size, struct nc_attr *attr)
+{
+	struct nc_setattr_req sa = { .sa_cred = *cred, .sa_fid = *fid, .sa_valid = NC_SA_SIZE,
+				     .sa_size = size };
+	struct nc_layout layout;
+	struct nc_attr cur;
+	int rc;
+
+	/* OPEN checks write permission before anything is cut. */
+	rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
+	if (rc)
+		return rc;
+	if (!S_ISREG(cur.a_mode))
+		return -EINVAL;
+	if (layout.l_stripe_count) {
+		rc = cl_io_objects(fs, fid, &layout, NC_OP_OBJ_TRUNC,
+				   size < cur.a_size ? size : cur.a_size);
+		if (rc)
+			return rc;
+	}
+	return cl_md_setattr(fs, &sa, attr);
+}
+
+/* ---- public FID operations ---- */
+
+NACRE_API int nacre_lookup(struct nacre_fs *fs, const struct nacre_cred *cred,
+			   const struct nacre_fid *parent, const char *name,
+			   struct nacre_stat *st)
+{
+	struct nc_cred c;
+	struct nc_fid p;
+	struct nc_attr attr;
+	int rc;
+
+	cl_cred_from(fs, cred, &c);
+	fid_in(parent, &p);
+	rc = cl_md_lookup(fs, &c, &p, name, &attr);
+	if (!rc && st)
+		cl_stat_from_attr(&attr, st);
+	return rc;
+}
+
+NACRE_API int nacre_getattr(struct nacre_fs *fs, const struct nacre_fid *fid,
+			    struct nacre_stat *st)
+{
+	struct nc_fid f;
+	struct nc_attr attr;
+	int rc;
+
+	fid_in(fid, &f);
+	rc = cl_md_getattr(fs, &f, &attr);
+	if (!rc && st)
+		cl_stat_from_attr(&attr, st);
+	return rc;
+}
+
+NACRE_API int nacre_setattr(struct nacre_fs *fs, const struct nacre_cred *cred,
+			    const struct nacre_fid *fid, const struct nacre_setattr *sa,
+			    struct nacre_stat *st)
+{
+	struct nc_setattr_req m = { 0 };
+	struct nc_attr attr;
+	int rc;
+
+	cl_cred_from(fs, cred, &m.sa_cred);
+	fid_in(fid, &m.sa_fid);
+	if (sa->valid & NACRE_SET_SIZE) {
+		rc = cl_truncate(fs, &m.sa_cred, &m.sa_fid, sa->size, &attr);
+		if (rc)
+			return rc;
+	}
+	m.sa_valid = sa->valid & ~NACRE_SET_SIZE; /* the NC_SA_ bits match */
+	m.sa_mode = sa->mode & 07777;
+	m.sa_uid = sa->uid;
+	m.sa_gid = sa->gid;
+	m.sa_atime.t_sec = sa->atime.tv_sec;
+	m.sa_atime.t_nsec = (uint32_t)sa->atime.tv_nsec;
+	m.sa_mtime.t_sec = sa->mtime.tv_sec;
+	m.sa_mtime.t_nsec = (uint32_t)sa->mtime.tv_nsec;
+	if (m.sa_valid) {
+		rc = cl_md_setattr(fs, &m, &attr);
+		if (rc)
+			return rc;
+	} else if (!(sa->valid & NACRE_SET_SIZE)) {
+		rc = cl_md_getattr(fs, &m.sa_fid, &attr);
+		if (rc)
+			return rc;
+	}
+	if (st)
+		cl_stat_from_attr(&attr, st);
+	return 0;
+}
+
+_Static_assert(NACRE_SET_MODE == NC_SA_MODE && NACRE_SET_UID == NC_SA_UID &&
+	       NACRE_SET_GID == NC_SA_GID && NACRE_SET_SIZE == NC_SA_SIZE &&
+	       NACRE_SET_ATIME == NC_SA_ATIME && NACRE_SET_MTIME == NC_SA_MTIME &&
+	       NACRE_SET_ATIME_NOW == NC_SA_ATIME_NOW && NACRE_SET_MTIME_NOW == NC_SA_MTIME_NOW,
+	       "public setattr bits equal the wire bits");
+
+static int create_common(struct nacre_fs *fs, const struct nacre_cred *cred,
+			 const struct nacre_fid *parent, const char *name, uint32_t mode,
+			 uint32_t rdev, const char *target, struct nacre_stat *st)
+{
+	struct nc_cred c;
+	struct nc_fid p;
+	struct nc_attr attr;
+	int rc;
+
+	cl_cred_from(fs, cred, &c);
+	fid_in(parent, &p);
+	rc = cl_md_create(fs, &c, &p, name, mode, rdev, NC_CREATE_EXCL, target, &attr, NULL);
+	if (!rc && st)
+		cl_stat_from_attr(&attr, st);
+	return rc;
+}
+
+NACRE_API int nacre_mknod_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			     const struct nacre_fid *parent, const char *name, mode_t mode,
+			     dev_t rdev, struct nacre_stat *st)
+{
+	if ((mode & S_IFMT) == 0)
+		mode |= S_IFREG;
+	if (S_ISDIR(mode) || S_ISLNK(mode))
+		return -EINVAL;
+	return create_common(fs, cred, parent, name, mode, (uint32_t)rdev, NULL, st);
+}
+
+NACRE_API int nacre_mkdir_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			     const struct nacre_fid *parent, const char *name, mode_t mode,
+			     struct nacre_stat *st)
+{
+	return create_common(fs, cred, parent, name, S_IFDIR | (mode & 07777), 0, NULL, st);
+}
+
+NACRE_API int nacre_symlink_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			       const struct nacre_fid *parent, const char *name,
+			       const char *target, struct nacre_stat *st)
+{
+	if (!*target)
+		return -ENOENT;
+	return create_common(fs, cred, parent, name, S_IFLNK | 0777, 0, target, st);
+}
+
+NACRE_API int nacre_link_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			    const struct nacre_fid *fid, const struct nacre_fid *newparent,
+			    const char *newname, struct nacre_stat *st)
+{
+	struct nc_rename_req m = { 0 };
+	struct nc_attr attr;
+	int rc = name_check(newname);
+
+	if (rc)
+		return rc;
+	cl_cred_from(fs, cred, &m.rn_cred);
+	fid_in(fid, &m.rn_src);
+	fid_in(newparent, &m.rn_newparent);
+	strcpy(m.rn_newname, newname);
+	rc = attr_rpc(fs, NC_OP_LINK, (nc_xdr_fn)nc_wire_rename_req, &m, &attr, NULL);
+	if (!rc && st)
+		cl_stat_from_attr(&attr, st);
+	return rc;
+}
+
+NACRE_API int nacre_unlink_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			      const struct nacre_fid *parent, const char *name)
+{
+	struct nc_cred c;
+	struct nc_fid p;
+	int rc;
+
+	cl_cred_from(fs, cred, &c);
+	fid_in(parent, &p);
+	rc = cl_hide_if_open(fs, &c, &p, name);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	return cl_md_unlink(fs, &c, &p, name, 0);
+}
+
+NACRE_API int nacre_rmdir_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			     const struct nacre_fid *parent, const char *name)
+{
+	struct nc_cred c;
+	struct nc_fid p;
+
+	cl_cred_from(fs, cred, &c);
+	fid_in(parent, &p);
+	return cl_md_unlink(fs, &c, &p, name, NC_UNLINK_DIR);
+}
+
+NACRE_API int nacre_rename_at(struct nacre_fs *fs, const struct nacre_cred *cred,
+			      const struct nacre_fid *oldparent, const char *oldname,
+			      const struct nacre_fid *newparent, const char *newname,
+			      unsigned int flags)
+{
+	struct nc_cred c;
+	struct nc_fid op, np;
+	int rc;
+
+	if (flags & ~(NACRE_RENAME_NOREPLACE | NACRE_RENAME_EXCHANGE))
+		return -EINVAL;
+	cl_cred_from(fs, cred, &c);
+	fid_in(oldparent, &op);
+	fid_in(newparent, &np);
+	/* A replaced target that is open here must stay readable. */
+	if (!flags) {
+		rc = cl_hide_if_open(fs, &c, &np, newname);
+		if (rc < 0)
+			return rc;
+	}
+	return cl_md_rename(fs, &c, &op, oldname, &np, newname, flags);
+}
+
+NACRE_API int nacre_readlink_fid(struct nacre_fs *fs, const struct nacre_fid *fid, char *buf,
+				 size_t size)
+{
+	struct nc_fid_req m = { .fr_cred = fs->fs_cred };
+	struct nc_bytes_rep rep;
+	struct nc_call call;
+	int rc;
+
+	fid_in(fid, &m.fr_fid);
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_READLINK, (nc_xdr_fn)nc_wire_fid_req, &m,
+			  (nc_xdr_fn)nc_wire_bytes_rep, &rep, &call);
+	if (rc)
+		return rc;
+	if (size) {
+		size_t n = rep.br_len < size - 1 ? rep.br_len : size - 1;
+
+		memcpy(buf, rep.br_data, n);
+		buf[n] = '\0';
+	}
+	rc = (int)rep.br_len;
+	nc_call_fini(&call);
+	return rc;
+}
+
+NACRE_API int nacre_readdir_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+				const struct nacre_fid *dir, uint64_t cookie,
+				struct nacre_dirent *ents, unsigned int max, bool *eof)
+{
+	struct nc_readdir_req m = { .rd_cookie = cookie };
+	struct nc_readdir_rep rep = { 0 };
+	struct nc_call call;
+	int rc;
+
+	cl_cred_from(fs, cred, &m.rd_cred);
+	fid_in(dir, &m.rd_fid);
+	m.rd_max = max < NC_READDIR_MAX ? max : NC_READDIR_MAX;
+	if (!m.rd_max)
+		return -EINVAL;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_READDIR, (nc_xdr_fn)nc_wire_readdir_req, &m,
+			  (nc_xdr_fn)nc_wire_readdir_rep, &rep, &call);
+	if (rc)
+		return rc;
+	nc_call_fini(&call);
+	if (rep.dr_count > m.rd_max) {
+		nc_readdir_rep_fini(&rep);
+		return -NC_E_PROTO;
+	}
+	for (uint32_t i = 0; i < rep.dr_count; i++) {
+		ents[i].fid.seq = rep.dr_ents[i].de_fid.f_seq;
+		ents[i].fid.oid = rep.dr_ents[i].de_fid.f_oid;
+		ents[i].type = rep.dr_ents[i].de_mode & S_IFMT;
+		ents[i].cookie = rep.dr_ents[i].de_cookie;
+		memcpy(ents[i].name, rep.dr_ents[i].de_name, sizeof(ents[i].name));
+	}
+	*eof = rep.dr_eof;
+	rc = (int)rep.dr_count;
+	nc_readdir_rep_fini(&rep);
+	return rc;
+}
+
+/* ---- xattrs ---- */
+
+static int xattr_fill(struct nacre_fs *fs, const struct nacre_cred *cred,
+		      const struct nacre_fid *fid, const char *name, struct nc_xattr_req *m)
+{
+	memset(m, 0, sizeof(*m));
+	cl_cred_from(fs, cred, &m->xr_cred);
+	fid_in(fid, &m->xr_fid);
+	if (name) {
+		if (!*name)
+			return -EINVAL;
+		if (strlen(name) > NC_XATTR_NAME_MAX)
+			return -ERANGE;
+		strcpy(m->xr_name, name);
+	}
+	return 0;
+}
+
+static int bytes_out(const struct nc_bytes_rep *rep, void *buf, size_t size)
+{
+	if (size == 0)
+		return (int)rep->br_len;
+	if (rep->br_len > size)
+		return -ERANGE;
+	memcpy(buf, rep->br_data, rep->br_len);
+	return (int)rep->br_len;
+}
+
+NACRE_API int nacre_getxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+				 const struct nacre_fid *fid, const char *name, void *value,
+				 size_t size)
+{
+	struct nc_xattr_req m;
+	struct nc_bytes_rep rep;
+	struct nc_call call;
+	int rc = xattr_fill(fs, cred, fid, name, &m);
+
+	if (rc)
+		return rc;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_XATTR_GET, (nc_xdr_fn)nc_wire_xattr_req, &m,
+			  (nc_xdr_fn)nc_wire_bytes_rep, &rep, &call);
+	if (rc)
+		return rc;
+	rc = bytes_out(&rep, value, size);
+	nc_call_fini(&call);
+	return rc;
+}
+
+NACRE_API int nacre_setxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+				 const struct nacre_fid *fid, const char *name,
+				 const void *value, size_t size, int flags)
+{
+	struct nc_xattr_req m;
+	int rc = xattr_fill(fs, cred, fid, name, &m);
+
+	if (rc)
+		return rc;
+	if (size > NC_XATTR_VALUE_MAX)
+		return -E2BIG;
+	m.xr_value = value;
+	m.xr_value_len = (uint32_t)size;
+	if (flags & XATTR_CREATE)
+		m.xr_flags |= NC_XATTR_CREATE;
+	if (flags & XATTR_REPLACE)
+		m.xr_flags |= NC_XATTR_REPLACE;
+	return plain_rpc(fs, NC_OP_XATTR_SET, (nc_xdr_fn)nc_wire_xattr_req, &m);
+}
+
+NACRE_API int nacre_listxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+				  const struct nacre_fid *fid, char *list, size_t size)
+{
+	struct nc_fid_req m = { 0 };
+	struct nc_bytes_rep rep;
+	struct nc_call call;
+	int rc;
+
+	cl_cred_from(fs, cred, &m.fr_cred);
+	fid_in(fid, &m.fr_fid);
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_XATTR_LIST, (nc_xdr_fn)nc_wire_fid_req, &m,
+			  (nc_xdr_fn)nc_wire_bytes_rep, &rep, &call);
+	if (rc)
+		return rc;
+	rc = bytes_out(&rep, list, size);
+	nc_call_fini(&call);
+	return rc;
+}
+
+NACRE_API int nacre_removexattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+				    const struct nacre_fid *fid, const char *name)
+{
+	struct nc_xattr_req m;
+	int rc = xattr_fill(fs, cred, fid, name, &m);
+
+	if (rc)
+		return rc;
+	return plain_rpc(fs, NC_OP_XATTR_DEL, (nc_xdr_fn)nc_wire_xattr_req, &m);
+}
+
+/* ---- layouts ---- */
+
+NACRE_API int nacre_getlayout_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
+				  struct nacre_layout *layout)
+{
+	struct nc_fid_req m = { .fr_cred = fs->fs_cred };
+	struct nc_layout_msg *rep = calloc(1, sizeof(*rep));
+	struct nc_call call;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	fid_in(fid, &m.fr_fid);
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_GETLAYOUT, (nc_xdr_fn)nc_wire_fid_req, &m,
+			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
+	if (!rc) {
+		nc_call_fini(&call);
+		cl_layout_to_public(&rep->sl_layout, layout);
+	}
+	free(rep);
+	return rc;
+}
+
+NACRE_API int nacre_setlayout_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+				  const struct nacre_fid *fid, const struct nacre_layout *layout)
+{
+	struct nc_layout_msg *m = calloc(1, sizeof(*m));
+	struct nc_layout_msg *rep = calloc(1, sizeof(*rep));
+	struct nc_call call;
+	int rc = -ENOMEM;
+
+	if (!m || !rep)
+		goto out;
+	cl_cred_from(fs, cred, &m->sl_cred);
+	fid_in(fid, &m->sl_fid);
+	cl_layout_from_public(layout, &m->sl_layout);
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_SETLAYOUT, (nc_xdr_fn)nc_wire_layout_msg, m,
+			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
+	if (!rc)
+		nc_call_fini(&call);
+out:
+	free(m);
+	free(rep);
+	return rc;
+}

@@ -1,0 +1,351 @@
+# SPDX-License-Identifier: MIT
+#
+# The shared library of nacre's end-to-end suites (tests/e2e/test_*.sh),
+# sourced by bash after `make check` exported $top_builddir and $top_srcdir.
+#
+#   cluster_up [ARGS]        start a cluster (nacre-cluster up ARGS) in a temp
+#                            dir; exports CDIR, MNT, PORT, FSNAME; torn down
+#                            at exit
+#   run_test N "desc" FUNC   run FUNC in a subshell under set -e, print
+#                            PASS/FAIL N desc (ONLY="1 3" / EXCEPT="2" pick)
+#   finish                   print "P passed, F failed" and exit 0 or 1
+#   assert_eq A B [MSG], assert_file_eq F1 F2, assert_fail CMD...,
+#   assert_errno TEXT CMD... (TEXT may be an errno name like ENOENT)
+#   ost_object_path I FID    the file of FID's object on OST I
+#   wait_until SECS CMD...   poll CMD until it succeeds or SECS pass
+#   cluster_pid NAME         pid of daemon NAME (mds, oss0, ...) from CDIR/run
+#
+# Assertions exit the subshell of the test that calls them, so a failed
+# assertion fails its test even where set -e is not in force (inside `if`,
+# `&&` lists or functions called from them).
+#
+# NACRE_E2E_KEEP=1 keeps the cluster directory (daemons stopped) for a look
+# at the logs and the objects after a run.
+
+if [ -z "${BASH_VERSION:-}" ]; then
+	echo "tests/e2e/lib.sh must be sourced by bash" >&2
+	exit 99
+fi
+
+E2E_LIB_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+: "${top_srcdir:=$(cd -- "$E2E_LIB_DIR/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+
+e2e_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# ---------------------------------------------------------------- skip rules
+
+[ "$(id -u)" = 0 ] || e2e_skip "needs root to mount FUSE filesystems"
+[ -c /dev/fuse ] || e2e_skip "no /dev/fuse"
+command -v fusermount3 >/dev/null 2>&1 || e2e_skip "fusermount3 is not installed"
+
+# ---------------------------------------------------------------- programs
+
+NACRE_BIN_DIR=$(cd -- "$top_builddir" && pwd)
+NACRE=$NACRE_BIN_DIR/utils/nacre
+CLUSTER=$NACRE_BIN_DIR/utils/nacre-cluster
+MOUNT_NACRE=$NACRE_BIN_DIR/utils/mount.nacre
+# nacre-cluster takes its daemons from this build tree.
+NACRE_BINDIR=$NACRE_BIN_DIR
+export NACRE_BIN_DIR NACRE_BINDIR NACRE CLUSTER MOUNT_NACRE
+# Startup on a loaded 2-core runner may take a while.
+: "${NACRE_CLUSTER_TIMEOUT:=60}"
+export NACRE_CLUSTER_TIMEOUT
+
+for e2e_prog in "$NACRE" "$CLUSTER" "$MOUNT_NACRE" \
+	"$NACRE_BIN_DIR/mds/nacre-mds" "$NACRE_BIN_DIR/oss/nacre-oss"; do
+	if [ ! -x "$e2e_prog" ]; then
+		echo "ERROR: $e2e_prog is not built" >&2
+		exit 99
+	fi
+done
+unset e2e_prog
+
+# ---------------------------------------------------------------- the cluster
+
+CDIR=""
+MNT=""
+PORT=""
+FSNAME=""
+E2E_PASSED=0
+E2E_FAILED=0
+E2E_FAILED_LIST=""
+
+_e2e_port_busy() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Prints a base port with $1 consecutive free ports.  Each test script
+# starts at its own offset so parallel `make check -j` runs rarely meet.
+_e2e_free_port() {
+	local n=$1 step=10 base tries i busy
+
+	[ "$n" -le "$step" ] || step=$n
+	base=$((7300 + ($$ % 200) * 10))
+	for ((tries = 0; tries < 400; tries++)); do
+		if [ $((base + n)) -gt 65000 ]; then
+			base=7300
+		fi
+		busy=0
+		for ((i = 0; i < n; i++)); do
+			if _e2e_port_busy $((base + i)); then
+				busy=1
+				break
+			fi
+		done
+		if [ $busy = 0 ]; then
+			printf '%s\n' "$base"
+			return 0
+		fi
+		base=$((base + step))
+	done
+	echo "no free port range found" >&2
+	return 1
+}
+
+_e2e_conf_get() {
+	(
+		# shellcheck disable=SC1091
+		. "$CDIR/cluster.conf" && eval "printf '%s\n' \"\${$1}\""
+	)
+}
+
+e2e_show_logs() {
+	local f
+
+	[ -n "$CDIR" ] && [ -d "$CDIR/log" ] || return 0
+	for f in "$CDIR"/log/*.log; do
+		[ -f "$f" ] || continue
+		printf -- '---- %s (last 50 lines) ----\n' "${f##*/}"
+		tail -n 50 -- "$f"
+	done
+}
+
+_e2e_is_mounted() {
+	local want mp
+
+	want=$1
+	want=${want//\\/\\134}
+	want=${want// /\\040}
+	while read -r _ mp _; do
+		[ "$mp" = "$want" ] && return 0
+	done </proc/self/mounts
+	return 1
+}
+
+_e2e_cleanup() {
+	local rc=$?
+
+	trap - EXIT
+	set +e
+	cd / || true
+	if [ -n "$CDIR" ] && [ -d "$CDIR" ]; then
+		if [ "$rc" -ne 0 ] || [ "$E2E_FAILED" -gt 0 ]; then
+			e2e_show_logs
+		fi
+		"$CLUSTER" down --dir "$CDIR" || echo "WARNING: nacre-cluster down failed" >&2
+		if [ -n "$MNT" ] && _e2e_is_mounted "$MNT"; then
+			echo "WARNING: $MNT is still mounted; leaving $CDIR" >&2
+		elif [ "${NACRE_E2E_KEEP:-0}" = 1 ]; then
+			echo "kept $CDIR"
+		else
+			rm -rf --one-file-system -- "$CDIR"
+		fi
+	fi
+	exit "$rc"
+}
+
+# Starts a cluster of ${OSTS:-4} OSTs on free ports; extra arguments go to
+# `nacre-cluster up`.  Exits the script when the cluster cannot start.
+cluster_up() {
+	local osts=${OSTS:-4} attempt port out rc
+
+	if [ -n "$CDIR" ]; then
+		echo "cluster_up: a cluster is already up in $CDIR" >&2
+		exit 1
+	fi
+	trap _e2e_cleanup EXIT
+	for attempt in 1 2 3; do
+		CDIR=$(mktemp -d -t nacre-e2e.XXXXXX) || exit 99
+		port=$(_e2e_free_port $((osts + 1))) || exit 99
+		rc=0
+		out=$("$CLUSTER" up --dir "$CDIR" --port "$port" --osts "$osts" "$@" 2>&1) || rc=$?
+		printf '%s\n' "$out"
+		[ $rc -ne 0 ] || break
+		# Another test may have taken the ports between the probe and the
+		# bind; anything else is a real failure.
+		if [ $attempt -lt 3 ] && [[ $out == *"in use"* ]]; then
+			echo "cluster_up: ports taken, trying again"
+			"$CLUSTER" down --dir "$CDIR" >/dev/null 2>&1
+			rm -rf --one-file-system -- "$CDIR"
+			CDIR=""
+			continue
+		fi
+		echo "cluster_up: nacre-cluster up failed (status $rc)" >&2
+		exit 1
+	done
+	MNT=$(_e2e_conf_get MOUNT)
+	PORT=$(_e2e_conf_get PORT)
+	FSNAME=$(_e2e_conf_get FSNAME)
+	export CDIR MNT PORT FSNAME
+}
+
+cluster_pid() {
+	local pid
+
+	read -r pid <"$CDIR/run/$1.pid" || return 1
+	printf '%s\n' "$pid"
+}
+
+# ---------------------------------------------------------------- tests
+
+_e2e_selected() {
+	local num=$1
+
+	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $num "* ]]; then
+		return 1
+	fi
+	if [ -n "${EXCEPT:-}" ] && [[ " $EXCEPT " == *" $num "* ]]; then
+		return 1
+	fi
+	return 0
+}
+
+# run_test N "description" FUNC [ARGS]
+run_test() {
+	local num=$1 desc=$2 func=$3 rc=0 errexit=0 start
+	shift 3
+
+	if ! _e2e_selected "$num"; then
+		echo "SKIP $num $desc (not selected)"
+		return 0
+	fi
+	echo "== test $num: $desc"
+	start=$SECONDS
+	# The subshell must not run in an `||` or `if` context: bash would then
+	# ignore set -e inside it.
+	case $- in
+	*e*)
+		errexit=1
+		set +e
+		;;
+	esac
+	(
+		set -e
+		"$func" "$@"
+	)
+	rc=$?
+	[ $errexit = 0 ] || set -e
+	if [ $rc -eq 0 ]; then
+		E2E_PASSED=$((E2E_PASSED + 1))
+		echo "PASS $num $desc ($((SECONDS - start)) s)"
+	else
+		E2E_FAILED=$((E2E_FAILED + 1))
+		E2E_FAILED_LIST+="${E2E_FAILED_LIST:+ }$num"
+		echo "FAIL $num $desc (exit $rc)"
+	fi
+	return 0
+}
+
+finish() {
+	[ -z "$E2E_FAILED_LIST" ] || echo "failed tests: $E2E_FAILED_LIST"
+	echo "$E2E_PASSED passed, $E2E_FAILED failed"
+	if [ "$E2E_FAILED" -gt 0 ]; then
+		exit 1
+	fi
+	exit 0
+}
+
+# ---------------------------------------------------------------- asserts
+
+_e2e_assert_failed() {
+	printf 'ASSERTION FAILED: %s\n' "$*" >&2
+	exit 1
+}
+
+# assert_eq VALUE EXPECTED [MESSAGE]
+assert_eq() {
+	if [ "$1" != "$2" ]; then
+		_e2e_assert_failed "${3:-values differ}: got '$1', expected '$2'"
+	fi
+}
+
+assert_file_eq() {
+	local s1 s2
+
+	if ! cmp -- "$1" "$2" >&2; then
+		s1=$(stat -c %s -- "$1" 2>/dev/null) || s1="missing"
+		s2=$(stat -c %s -- "$2" 2>/dev/null) || s2="missing"
+		_e2e_assert_failed "files differ: $1 ($s1 bytes) and $2 ($s2 bytes)"
+	fi
+}
+
+# The command must fail.
+assert_fail() {
+	if "$@"; then
+		_e2e_assert_failed "command succeeded, expected a failure: $*"
+	fi
+}
+
+# assert_errno TEXT CMD...: CMD fails and its stderr contains TEXT.  TEXT
+# may be an errno name (ENOTEMPTY), which stands for its strerror text.
+assert_errno() {
+	local text=$1 errf rc=0
+	shift
+
+	if [[ $text =~ ^E[A-Z0-9]+$ ]] && command -v python3 >/dev/null 2>&1; then
+		text=$(python3 -c 'import errno, os, sys
+print(os.strerror(getattr(errno, sys.argv[1])))' "$text" 2>/dev/null) || text=$1
+	fi
+	errf=$(mktemp -t nacre-e2e-err.XXXXXX) || exit 99
+	if "$@" 2>"$errf"; then
+		rc=0
+	else
+		rc=$?
+	fi
+	cat -- "$errf" >&2
+	if [ $rc -eq 0 ]; then
+		rm -f -- "$errf"
+		_e2e_assert_failed "command succeeded, expected '$text': $*"
+	fi
+	if ! grep -qF -- "$text" "$errf"; then
+		rm -f -- "$errf"
+		_e2e_assert_failed "error output of '$*' (status $rc) lacks '$text'"
+	fi
+	rm -f -- "$errf"
+}
+
+# ---------------------------------------------------------------- helpers
+
+# ost_object_path OST_INDEX FID: the object store names an object
+# O/XX/SEQ:OID, XX the low byte of the oid in lower-case hex.
+ost_object_path() {
+	local idx=$1 fid=$2 seq oid
+
+	fid=${fid#[}
+	fid=${fid%]}
+	if ! [[ $fid =~ ^(0x)?([0-9a-fA-F]{1,16}):(0x)?([0-9a-fA-F]{1,16})$ ]]; then
+		echo "ost_object_path: invalid FID '$2'" >&2
+		return 1
+	fi
+	seq=$(printf '%016x' "0x${BASH_REMATCH[2]}")
+	oid=$(printf '%016x' "0x${BASH_REMATCH[4]}")
+	printf '%s/ost/%s/O/%s/%s:%s\n' "$CDIR" "$idx" "${oid:14:2}" "$seq" "$oid"
+}
+
+# wait_until SECONDS CMD...: true as soon as CMD succeeds.
+wait_until() {
+	local limit=$1 ticks
+	shift
+
+	ticks=$((limit * 5))
+	while ! "$@"; do
+		ticks=$((ticks - 1))
+		[ $ticks -gt 0 ] || return 1
+		sleep 0.2
+	done
+	return 0
+}

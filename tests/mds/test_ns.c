@@ -1,0 +1,1341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the MDS namespace (mds/ns.h) over a temporary LMDB MDT.
+ * Every test gets a freshly formatted MDT in its own temporary directory.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "common/errors.h"
+#include "common/types.h"
+#include "common/wire.h"
+#include "mds/db.h"
+#include "mds/ns.h"
+
+#define T_MAP_SIZE (64ull << 20)
+#define T_NOSTS 8
+
+static char t_base[PATH_MAX];
+static char t_mdt[PATH_MAX + 8];
+static struct mds_ns *t_ns;
+static struct nc_fid t_root;
+static struct mds_ost_set t_osts;
+static const uint8_t t_uuid[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4,
+				    5, 6, 7, 8, 9, 10, 11, 12 };
+
+static const struct nc_cred t_rootc = { .c_uid = 0, .c_gid = 0 };
+static const struct nc_cred t_user = {
+	.c_uid = 1000, .c_gid = 1000, .c_ngroups = 1, .c_groups = { 2000 },
+};
+static const struct nc_cred t_other = { .c_uid = 1001, .c_gid = 1001 };
+
+static int t_rm_one(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void t_setup(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(t_base, sizeof(t_base), "%s/nacre-ns-XXXXXX",
+		 tmp && *tmp ? tmp : P_tmpdir);
+	t_ns = NULL;
+	if (!mkdtemp(t_base)) {
+		t_base[0] = '\0';
+		return;
+	}
+	snprintf(t_mdt, sizeof(t_mdt), "%s/mdt", t_base);
+	if (mds_ns_format(t_mdt, "testfs", t_uuid, T_MAP_SIZE))
+		return;
+	if (mds_ns_open(t_mdt, T_MAP_SIZE, &t_ns))
+		t_ns = NULL;
+	nc_fid_root(&t_root);
+	t_osts.os_count = T_NOSTS;
+	for (uint32_t i = 0; i < T_NOSTS; i++)
+		t_osts.os_index[i] = i;
+}
+
+static void t_teardown(void)
+{
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+	if (t_base[0])
+		nftw(t_base, t_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	t_base[0] = '\0';
+}
+
+/* Closes and reopens the namespace, as a restarted MDS would. */
+static void t_reopen(void)
+{
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_open(t_mdt, T_MAP_SIZE, &t_ns), 0);
+}
+
+static int t_create(const struct nc_cred *c, const struct nc_fid *parent,
+		    const char *name, uint32_t mode, struct nc_fid *fid)
+{
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a;
+	int rc;
+
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = *c;
+	cq.cq_parent = *parent;
+	snprintf(cq.cq_name, sizeof(cq.cq_name), "%s", name);
+	cq.cq_mode = mode;
+	cq.cq_flags = NC_CREATE_EXCL;
+	rc = mds_ns_create(t_ns, &cq, &t_osts, &a, &l);
+	if (rc == 0 && fid)
+		*fid = a.a_fid;
+	return rc;
+}
+
+static int t_rename(const struct nc_cred *c, const struct nc_fid *op,
+		    const char *on, const struct nc_fid *np, const char *nn,
+		    uint32_t flags)
+{
+	struct nc_rename_req rn;
+
+	memset(&rn, 0, sizeof(rn));
+	rn.rn_cred = *c;
+	rn.rn_oldparent = *op;
+	snprintf(rn.rn_oldname, sizeof(rn.rn_oldname), "%s", on);
+	rn.rn_newparent = *np;
+	snprintf(rn.rn_newname, sizeof(rn.rn_newname), "%s", nn);
+	rn.rn_flags = flags;
+	return mds_ns_rename(t_ns, &rn);
+}
+
+static uint32_t t_nlink(const struct nc_fid *fid)
+{
+	struct nc_attr a;
+
+	if (mds_ns_getattr(t_ns, fid, &a))
+		return UINT32_MAX;
+	return a.a_nlink;
+}
+
+static bool t_lookup_is(const struct nc_fid *parent, const char *name,
+			const struct nc_fid *want)
+{
+	struct nc_attr a;
+
+	if (mds_ns_lookup(t_ns, &t_rootc, parent, name, &a))
+		return false;
+	return nc_fid_eq(&a.a_fid, want);
+}
+
+/* Whether the destroy queue holds a record for @fid (its layout too). */
+static bool t_destroy_has(const struct nc_fid *fid, struct nc_layout *l)
+{
+	struct mds_destroy_rec rec;
+	uint64_t after = 0;
+
+	while (mds_ns_destroy_next(t_ns, after, &rec) == 0) {
+		if (nc_fid_eq(&rec.dr_fid, fid)) {
+			if (l)
+				*l = rec.dr_layout;
+			return true;
+		}
+		after = rec.dr_id;
+	}
+	return false;
+}
+
+static int t_setattr(const struct nc_cred *c, const struct nc_fid *fid,
+		     uint32_t valid, uint32_t mode, uint32_t uid, uint32_t gid,
+		     uint64_t size, struct nc_attr *out)
+{
+	struct nc_setattr_req sa;
+	struct nc_attr a;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_cred = *c;
+	sa.sa_fid = *fid;
+	sa.sa_valid = valid;
+	sa.sa_mode = mode;
+	sa.sa_uid = uid;
+	sa.sa_gid = gid;
+	sa.sa_size = size;
+	return mds_ns_setattr(t_ns, &sa, out ? out : &a);
+}
+
+/* ---- tests ---- */
+
+static void test_format_open(void)
+{
+	char empty[PATH_MAX + 16], missing[PATH_MAX + 16];
+	struct mds_ns *ns2 = NULL;
+	struct nc_attr a;
+	uint8_t u[16];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_STRING_EQUAL(mds_ns_fsname(t_ns), "testfs");
+	mds_ns_uuid(t_ns, u);
+	CU_ASSERT(memcmp(u, t_uuid, 16) == 0);
+	CU_ASSERT_EQUAL(mds_ns_format(t_mdt, "testfs", NULL, T_MAP_SIZE),
+			-EEXIST);
+
+	snprintf(empty, sizeof(empty), "%s/empty", t_base);
+	CU_ASSERT_EQUAL_FATAL(mkdir(empty, 0700), 0);
+	CU_ASSERT_EQUAL(mds_ns_open(empty, T_MAP_SIZE, &ns2), -NC_E_NOTFMT);
+	snprintf(missing, sizeof(missing), "%s/missing", t_base);
+	CU_ASSERT_EQUAL(mds_ns_open(missing, T_MAP_SIZE, &ns2), -NC_E_NOTFMT);
+	CU_ASSERT_EQUAL(mds_ns_format(missing, "", NULL, T_MAP_SIZE), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_format(missing, "bad/name", NULL, T_MAP_SIZE),
+			-EINVAL);
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(t_ns, &t_root, &a), 0);
+	CU_ASSERT(S_ISDIR(a.a_mode));
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 0755);
+	CU_ASSERT_EQUAL(a.a_nlink, 2);
+	CU_ASSERT_EQUAL(a.a_uid, 0);
+	CU_ASSERT(nc_fid_eq(&a.a_fid, &t_root));
+}
+
+static void test_create_lookup_getattr(void)
+{
+	struct nc_fid f1, f2, bad = { 1, 999999 };
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a, b;
+	char longname[NC_NAME_MAX + 2];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &t_root, "f", S_IFREG | 0644,
+				       &f1), -EACCES);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f1), 0);
+	CU_ASSERT_EQUAL(f1.f_seq, 1);
+	CU_ASSERT(f1.f_oid >= 2);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_user, &t_root, "f", &a), 0);
+	CU_ASSERT(nc_fid_eq(&a.a_fid, &f1));
+	CU_ASSERT(S_ISREG(a.a_mode));
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 0644);
+	CU_ASSERT_EQUAL(a.a_nlink, 1);
+	CU_ASSERT_EQUAL(a.a_size, 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f1, &b), 0);
+	CU_ASSERT(memcmp(&a, &b, sizeof(a)) == 0);
+	CU_ASSERT(a.a_atime.t_sec > 0);
+
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644, NULL),
+			-EEXIST);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "f", S_IFDIR | 0755, NULL),
+			-EEXIST);
+	/* Without EXCL an existing regular file is opened, as O_CREAT. */
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	strcpy(cq.cq_name, "f");
+	cq.cq_mode = S_IFREG | 0600;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &b, &l), 0);
+	CU_ASSERT(nc_fid_eq(&b.a_fid, &f1));
+	CU_ASSERT_EQUAL(b.a_mode & 07777, 0644);
+	CU_ASSERT(l.l_stripe_count > 0);
+
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "g", S_IFREG | 0644, &f2),
+			0);
+	CU_ASSERT(f2.f_oid > f1.f_oid);
+
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "", S_IFREG, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, ".", S_IFREG, NULL),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "..", S_IFREG, NULL),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "a/b", S_IFREG, NULL),
+			-EINVAL);
+	memset(longname, 'x', NC_NAME_MAX);
+	longname[NC_NAME_MAX] = '\0';
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, longname, S_IFREG, NULL),
+			0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, longname, &a),
+			0);
+	longname[NC_NAME_MAX] = 'x';
+	longname[NC_NAME_MAX + 1] = '\0';
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, longname, &a),
+			-ENAMETOOLONG);
+
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &f1, "x", S_IFREG, NULL), -ENOTDIR);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &bad, "x", S_IFREG, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "nope", &a),
+			-ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &f1, "x", &a), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &bad, &a), -ENOENT);
+
+	/* Special files. */
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	strcpy(cq.cq_name, "dev");
+	cq.cq_mode = S_IFCHR | 0600;
+	cq.cq_rdev = 0x0103;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT(S_ISCHR(a.a_mode));
+	CU_ASSERT_EQUAL(a.a_rdev, 0x0103);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
+}
+
+static void test_mkdir_nlink(void)
+{
+	struct nc_fid d1, d2, sub;
+	struct nc_attr before, after;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(t_ns, &t_root, &before), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d1", S_IFDIR | 0755,
+				       &d1), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d2", S_IFDIR | 0755,
+				       &d2), 0);
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 4);
+	CU_ASSERT_EQUAL(t_nlink(&d1), 2);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d1, "sub", S_IFDIR | 0755,
+				       &sub), 0);
+	CU_ASSERT_EQUAL(t_nlink(&d1), 3);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &d1, "file", S_IFREG | 0644, NULL),
+			0);
+	CU_ASSERT_EQUAL(t_nlink(&d1), 3);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &d1, "sub", true), 0);
+	CU_ASSERT_EQUAL(t_nlink(&d1), 2);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &sub, &after), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "d2", true), 0);
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 3);
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(t_ns, &t_root, &after), 0);
+	CU_ASSERT(after.a_mtime.t_sec > before.a_mtime.t_sec ||
+		  (after.a_mtime.t_sec == before.a_mtime.t_sec &&
+		   after.a_mtime.t_nsec >= before.a_mtime.t_nsec));
+}
+
+static void test_unlink_errors(void)
+{
+	struct nc_fid d, f;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "f", S_IFREG | 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "d", true),
+			-ENOTEMPTY);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "d", false),
+			-EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &d, "f", true), -ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &d, "nope", false),
+			-ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &f, "x", false),
+			-ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &d, "..", false),
+			-EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &d, "f", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &d, "f", &a), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), -ENOENT);
+	CU_ASSERT(t_destroy_has(&f, NULL));
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "d", true), 0);
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 2);
+}
+
+static void test_rename_over_file(void)
+{
+	struct nc_fid a, b;
+	struct nc_layout lb, ld;
+	struct nc_attr at;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "a", S_IFREG | 0644,
+				       &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "b", S_IFREG | 0644,
+				       &b), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &b, &lb), 0);
+	CU_ASSERT_FALSE(t_destroy_has(&b, NULL));
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "a", &t_root, "b", 0), 0);
+	CU_ASSERT(t_lookup_is(&t_root, "b", &a));
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "a", &at),
+			-ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &b, &at), -ENOENT);
+	CU_ASSERT_EQUAL(t_nlink(&a), 1);
+	/* The replaced file's objects wait in the destroy queue. */
+	CU_ASSERT_FATAL(t_destroy_has(&b, &ld));
+	CU_ASSERT_EQUAL(ld.l_stripe_count, lb.l_stripe_count);
+	CU_ASSERT_EQUAL(ld.l_stripe_size, lb.l_stripe_size);
+	CU_ASSERT(memcmp(ld.l_shards, lb.l_shards,
+			 lb.l_stripe_count * sizeof(lb.l_shards[0])) == 0);
+	CU_ASSERT_FALSE(t_destroy_has(&a, NULL));
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "nope", &t_root, "c", 0),
+			-ENOENT);
+}
+
+static void test_rename_dirs(void)
+{
+	struct nc_fid d, e, ne, sub, f, x;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "e", S_IFDIR | 0755,
+				       &e), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "ne", S_IFDIR | 0755,
+				       &ne), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &ne, "x", S_IFREG | 0644, &x),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "sub", S_IFDIR | 0755,
+				       &sub), 0);
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 5);
+
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d", &t_root, "ne", 0),
+			-ENOTEMPTY);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d", &t_root, "f", 0),
+			-ENOTDIR);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "f", &t_root, "e", 0),
+			-EISDIR);
+	/* Into itself or its own subtree. */
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d", &d, "x", 0), -EINVAL);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d", &sub, "x", 0),
+			-EINVAL);
+	CU_ASSERT(t_lookup_is(&t_root, "d", &d));
+
+	/* Directory over an empty directory. */
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d", &t_root, "e", 0), 0);
+	CU_ASSERT(t_lookup_is(&t_root, "e", &d));
+	CU_ASSERT_EQUAL(t_nlink(&e), UINT32_MAX);
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 4);
+	CU_ASSERT_EQUAL(t_nlink(&d), 3);
+	CU_ASSERT(t_lookup_is(&d, "sub", &sub));
+}
+
+static void test_rename_cross_dir(void)
+{
+	struct nc_fid d1, d2, x, f, y;
+	struct nc_dirent ents[16];
+	uint32_t n;
+	bool eof;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d1", S_IFDIR | 0755,
+				       &d1), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d2", S_IFDIR | 0755,
+				       &d2), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d1, "x", S_IFDIR | 0755, &x),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d1, "f", S_IFREG | 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &x, "y", S_IFDIR | 0755, &y),
+			      0);
+	CU_ASSERT_EQUAL(t_nlink(&d1), 3);
+	CU_ASSERT_EQUAL(t_nlink(&d2), 2);
+
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "x", &d2, "moved", 0), 0);
+	CU_ASSERT_EQUAL(t_nlink(&d1), 2);
+	CU_ASSERT_EQUAL(t_nlink(&d2), 3);
+	CU_ASSERT(t_lookup_is(&d2, "moved", &x));
+	CU_ASSERT(t_lookup_is(&x, "y", &y));
+	/* The moved directory's parent pointer follows: d2 cannot now go
+	 * below its new grandchild. */
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d2", &y, "loop", 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d1", &y, "ok", 0), 0);
+	CU_ASSERT(t_lookup_is(&y, "ok", &d1));
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 3);
+	CU_ASSERT_EQUAL(t_nlink(&y), 3);
+
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "f", &t_root, "f2", 0), 0);
+	CU_ASSERT(t_lookup_is(&t_root, "f2", &f));
+	CU_ASSERT_EQUAL(mds_ns_readdir(t_ns, &t_rootc, &d1, 0, 16, ents, &n,
+				       &eof), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT(eof);
+}
+
+static void test_rename_flags(void)
+{
+	struct nc_fid d1, d2, f, g, sub;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d1", S_IFDIR | 0755,
+				       &d1), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d2", S_IFDIR | 0755,
+				       &d2), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d1, "f", S_IFREG | 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d2, "g", S_IFREG | 0644, &g),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d2, "sub", S_IFDIR | 0755,
+				       &sub), 0);
+
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "f", &d2, "g",
+				 NC_RENAME_NOREPLACE), -EEXIST);
+	CU_ASSERT(t_lookup_is(&d2, "g", &g));
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "f", &d2, "new",
+				 NC_RENAME_NOREPLACE | NC_RENAME_EXCHANGE),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "f", &d2, "new",
+				 NC_RENAME_EXCHANGE), -ENOENT);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "f", &d1, "f2",
+				 NC_RENAME_NOREPLACE), 0);
+	CU_ASSERT(t_lookup_is(&d1, "f2", &f));
+
+	/* Exchange a file in d1 with a directory in d2. */
+	CU_ASSERT_EQUAL(t_nlink(&d1), 2);
+	CU_ASSERT_EQUAL(t_nlink(&d2), 3);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d1, "f2", &d2, "sub",
+				 NC_RENAME_EXCHANGE), 0);
+	CU_ASSERT(t_lookup_is(&d1, "f2", &sub));
+	CU_ASSERT(t_lookup_is(&d2, "sub", &f));
+	CU_ASSERT_EQUAL(t_nlink(&d1), 3);
+	CU_ASSERT_EQUAL(t_nlink(&d2), 2);
+	CU_ASSERT_EQUAL(t_nlink(&f), 1);
+	/* sub's parent is now d1: moving d1 below sub is a loop. */
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d1", &sub, "x", 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d2", &sub, "x", 0), 0);
+	CU_ASSERT(t_lookup_is(&sub, "x", &d2));
+	/* Exchanging a directory with its own ancestor's entry is a loop. */
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "d1", &d2, "sub",
+				 NC_RENAME_EXCHANGE), -EINVAL);
+}
+
+static void test_rename_same_inode(void)
+{
+	struct nc_fid f;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "a", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_link(t_ns, &t_rootc, &f, &t_root, "b", &a),
+			      0);
+	CU_ASSERT_EQUAL(a.a_nlink, 2);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "a", &t_root, "b", 0), 0);
+	CU_ASSERT(t_lookup_is(&t_root, "a", &f));
+	CU_ASSERT(t_lookup_is(&t_root, "b", &f));
+	CU_ASSERT_EQUAL(t_nlink(&f), 2);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "a", &t_root, "a", 0), 0);
+	CU_ASSERT(t_lookup_is(&t_root, "a", &f));
+	CU_ASSERT_FALSE(t_destroy_has(&f, NULL));
+}
+
+static void test_hardlinks(void)
+{
+	struct nc_fid d, f;
+	struct nc_attr a, before;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(t_ns, &f, &before), 0);
+	CU_ASSERT_EQUAL(mds_ns_link(t_ns, &t_rootc, &f, &d, "g", &a), 0);
+	CU_ASSERT_EQUAL(a.a_nlink, 2);
+	CU_ASSERT(a.a_ctime.t_sec > before.a_ctime.t_sec ||
+		  (a.a_ctime.t_sec == before.a_ctime.t_sec &&
+		   a.a_ctime.t_nsec >= before.a_ctime.t_nsec));
+	CU_ASSERT(t_lookup_is(&d, "g", &f));
+	CU_ASSERT_EQUAL(mds_ns_link(t_ns, &t_rootc, &d, &t_root, "dlink", &a),
+			-EPERM);
+	CU_ASSERT_EQUAL(mds_ns_link(t_ns, &t_rootc, &f, &d, "g", &a), -EEXIST);
+	CU_ASSERT_EQUAL(mds_ns_link(t_ns, &t_rootc, &f, &f, "x", &a),
+			-ENOTDIR);
+	CU_ASSERT_EQUAL(mds_ns_link(t_ns, &t_user, &f, &d, "u", &a), -EACCES);
+
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "f", false), 0);
+	CU_ASSERT_EQUAL(t_nlink(&f), 1);
+	CU_ASSERT_FALSE(t_destroy_has(&f, NULL));
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &d, "g", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), -ENOENT);
+	CU_ASSERT(t_destroy_has(&f, NULL));
+}
+
+static void test_permissions(void)
+{
+	struct nc_fid pub, mine, ro, sticky, uf, of, rf;
+	struct nc_setattr_req sa;
+	struct nc_cred grp = t_other;
+	struct nc_layout l;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "pub", S_IFDIR | 0777,
+				       &pub), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &pub, "mine", S_IFDIR | 0700,
+				       &mine), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(t_ns, &mine, &a), 0);
+	CU_ASSERT_EQUAL(a.a_uid, 1000);
+	CU_ASSERT_EQUAL(a.a_gid, 1000);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &mine, "uf", S_IFREG | 0600,
+				       &uf), 0);
+
+	/* No search permission: lookup fails; root passes. */
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_other, &mine, "uf", &a),
+			-EACCES);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &mine, "uf", &a), 0);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &mine, NC_SA_MODE, 0600, 0, 0, 0,
+				  NULL), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_user, &mine, "uf", &a), -EACCES);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &mine, NC_SA_MODE, 0700, 0, 0, 0,
+				  NULL), 0);
+
+	/* No write permission: create fails. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &pub, "ro", S_IFDIR | 0555,
+				       &ro), 0);
+	CU_ASSERT_EQUAL(t_create(&t_user, &ro, "x", S_IFREG | 0644, NULL),
+			-EACCES);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &ro, "x", S_IFREG | 0644, NULL), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_user, &ro, "x", false), -EACCES);
+	CU_ASSERT_EQUAL(t_rename(&t_user, &ro, "x", &pub, "x", 0), -EACCES);
+
+	/* Sticky directory: others may not remove or rename my file. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "tmp", S_IFDIR | 01777,
+				       &sticky), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &sticky, "uf", S_IFREG | 0666,
+				       NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_other, &sticky, "of", S_IFREG | 0644,
+				       &of), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_other, &sticky, "uf", false),
+			-EPERM);
+	CU_ASSERT_EQUAL(t_rename(&t_other, &sticky, "uf", &sticky, "stolen", 0),
+			-EPERM);
+	CU_ASSERT_EQUAL(t_rename(&t_user, &sticky, "uf", &sticky, "of", 0),
+			-EPERM);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_user, &sticky, "uf", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &sticky, "of", false), 0);
+
+	/* chown/chgrp/chmod. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &pub, "rf", S_IFREG | 06755,
+				       &rf), 0);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &uf, NC_SA_UID, 0, 1001, 0, 0, NULL),
+			-EPERM);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &uf, NC_SA_GID, 0, 0, 3000, 0, NULL),
+			-EPERM);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &uf, NC_SA_MODE, 06755, 0, 0, 0,
+				  &a), 0);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 06755);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &uf, NC_SA_GID, 0, 0, 2000, 0, &a),
+			0);
+	CU_ASSERT_EQUAL(a.a_gid, 2000);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 0755);
+	CU_ASSERT_EQUAL(t_setattr(&t_other, &uf, NC_SA_MODE, 0777, 0, 0, 0,
+				  NULL), -EPERM);
+	CU_ASSERT_EQUAL(t_setattr(&t_other, &rf, NC_SA_UID, 0, 1001, 0, 0,
+				  NULL), -EPERM);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &rf, NC_SA_UID | NC_SA_GID, 0, 1001,
+				  1001, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.a_uid, 1001);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 06755);
+	/* The new owner, not in group 3000, cannot keep setgid by chmod. */
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &rf, NC_SA_GID, 0, 0, 3000, 0, &a),
+			0);
+	CU_ASSERT_EQUAL(t_setattr(&t_other, &rf, NC_SA_MODE, 02755, 0, 0, 0,
+				  &a), 0);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 0755);
+	grp.c_ngroups = 1;
+	grp.c_groups[0] = 3000;
+	CU_ASSERT_EQUAL(t_setattr(&grp, &rf, NC_SA_MODE, 02755, 0, 0, 0, &a),
+			0);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 02755);
+
+	/* Truncate and times. */
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &rf, NC_SA_SIZE, 0, 0, 0, 10, NULL),
+			-EACCES);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &rf, NC_SA_MTIME_NOW, 0, 0, 0, 0,
+				  NULL), -EACCES);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_cred = t_user;
+	sa.sa_fid = rf;
+	sa.sa_valid = NC_SA_MTIME;
+	sa.sa_mtime.t_sec = 12345;
+	CU_ASSERT_EQUAL(mds_ns_setattr(t_ns, &sa, &a), -EPERM);
+	sa.sa_cred = t_other;
+	CU_ASSERT_EQUAL(mds_ns_setattr(t_ns, &sa, &a), 0);
+	CU_ASSERT_EQUAL(a.a_mtime.t_sec, 12345);
+	CU_ASSERT_EQUAL(t_setattr(&t_user, &mine, NC_SA_SIZE, 0, 0, 0, 1, NULL),
+			-EISDIR);
+
+	/* Open checks. */
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &uf, NC_OPEN_READ, &a,
+					  &l), 0);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &uf, NC_OPEN_WRITE,
+					  &a, &l), -EACCES);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &uf, NC_OPEN_WRITE,
+					  &a, &l), 0);
+	CU_ASSERT(l.l_stripe_count > 0);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &mine, NC_OPEN_WRITE,
+					  &a, &l), -EISDIR);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_user, &mine, NC_OPEN_READ,
+					  &a, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &mine, NC_OPEN_READ,
+					  &a, &l), -EACCES);
+}
+
+static void test_readdir_paging(void)
+{
+	static const int n_files = 11;
+	struct nc_dirent ents[3];
+	int seen[11] = { 0 };
+	uint64_t cookie = 0, last = 0;
+	struct nc_fid d, f;
+	char name[32];
+	uint32_t n, total = 0, calls = 0;
+	bool eof = false;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	for (int i = 0; i < n_files - 1; i++) {
+		snprintf(name, sizeof(name), "file%02d", i);
+		CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, name,
+					       S_IFREG | 0644, NULL), 0);
+	}
+	/* An entry renamed in gets a fresh cookie and is listed once. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "file10",
+				       S_IFDIR | 0755, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(t_rename(&t_rootc, &t_root, "file10", &d,
+				       "file10", 0), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_unlink(t_ns, &t_rootc, &d, "file03",
+					    false), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "file03", S_IFREG | 0644,
+				       NULL), 0);
+
+	while (!eof && calls < 20) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_readdir(t_ns, &t_rootc, &d, cookie,
+						     3, ents, &n, &eof), 0);
+		calls++;
+		CU_ASSERT(n <= 3);
+		CU_ASSERT(n == 3 || eof);
+		for (uint32_t i = 0; i < n; i++) {
+			int idx;
+
+			CU_ASSERT(ents[i].de_cookie > last);
+			last = ents[i].de_cookie;
+			CU_ASSERT_FATAL(sscanf(ents[i].de_name, "file%d",
+					       &idx) == 1);
+			CU_ASSERT_FATAL(idx >= 0 && idx < n_files);
+			seen[idx]++;
+			if (idx == 10) {
+				CU_ASSERT(nc_fid_eq(&ents[i].de_fid, &f));
+				CU_ASSERT(S_ISDIR(ents[i].de_mode));
+			} else {
+				CU_ASSERT(S_ISREG(ents[i].de_mode));
+			}
+			total++;
+		}
+		if (n)
+			cookie = ents[n - 1].de_cookie;
+	}
+	CU_ASSERT(eof);
+	CU_ASSERT_EQUAL(total, (uint32_t)n_files);
+	CU_ASSERT_EQUAL(calls, 4);
+	for (int i = 0; i < n_files; i++)
+		CU_ASSERT_EQUAL(seen[i], 1);
+	CU_ASSERT_EQUAL(mds_ns_readdir(t_ns, &t_rootc, &d, cookie, 3, ents, &n,
+				       &eof), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT(eof);
+	CU_ASSERT_EQUAL(mds_ns_readdir(t_ns, &t_other, &f, 0, 3, ents, &n,
+				       &eof), 0);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &d, NC_SA_MODE, 0711, 0, 0, 0,
+				  NULL), 0);
+	CU_ASSERT_EQUAL(mds_ns_readdir(t_ns, &t_other, &d, 0, 3, ents, &n,
+				       &eof), -EACCES);
+}
+
+static void test_symlink(void)
+{
+	static const char target[] = "../some/where/else";
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a;
+	struct nc_fid f;
+	char buf[64];
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	strcpy(cq.cq_name, "ln");
+	cq.cq_mode = S_IFLNK | 0777;
+	strcpy(cq.cq_target, target);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT(S_ISLNK(a.a_mode));
+	CU_ASSERT_EQUAL(a.a_size, strlen(target));
+	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
+	n = mds_ns_readlink(t_ns, &a.a_fid, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(n, (int)strlen(target));
+	CU_ASSERT(n > 0 && memcmp(buf, target, (size_t)n) == 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(mds_ns_readlink(t_ns, &a.a_fid, buf, 4),
+			(int)strlen(target));
+	CU_ASSERT(memcmp(buf, target, 4) == 0 && buf[4] == 0);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &a.a_fid,
+					  NC_OPEN_READ, &a, &l), -ELOOP);
+
+	strcpy(cq.cq_name, "empty");
+	cq.cq_target[0] = '\0';
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL(mds_ns_readlink(t_ns, &f, buf, sizeof(buf)), -EINVAL);
+}
+
+static void test_xattr(void)
+{
+	struct mds_txn *txn;
+	struct mds_db *db;
+	struct nc_fid f, d;
+	char buf[128];
+	uint8_t *big;
+	uint64_t cnt;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0777,
+				       &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &d, "f", S_IFREG | 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.a", "v1", 2,
+					 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_user, &f, "user.a", buf,
+					 sizeof(buf)), 2);
+	CU_ASSERT(memcmp(buf, "v1", 2) == 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_user, &f, "user.a", NULL, 0),
+			2);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.a", "v2", 2,
+					 NC_XATTR_CREATE), -EEXIST);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.b", "x", 1,
+					 NC_XATTR_REPLACE), -ENODATA);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.a", "value3",
+					 6, NC_XATTR_REPLACE), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_other, &f, "user.a", buf,
+					 sizeof(buf)), 6);
+	CU_ASSERT(memcmp(buf, "value3", 6) == 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.b", "", 0,
+					 NC_XATTR_CREATE), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_user, &f, "user.b", buf,
+					 sizeof(buf)), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_other, &f, "user.c", "x", 1,
+					 0), -EACCES);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "trusted.t", "x", 1,
+					 0), -EPERM);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_rootc, &f, "trusted.t", "x",
+					 1, 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &f, "security.x", "x",
+					 1, 0), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_user, &f, "trusted.t", buf,
+					 sizeof(buf)), -ENODATA);
+
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(mds_ns_xattr_list(t_ns, &t_user, &f, buf, sizeof(buf)),
+			14);
+	CU_ASSERT(memcmp(buf, "user.a\0user.b\0", 14) == 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_list(t_ns, &t_rootc, &f, buf, sizeof(buf)),
+			24);
+	CU_ASSERT_EQUAL(mds_ns_xattr_list(t_ns, &t_user, &f, NULL, 0), 14);
+
+	CU_ASSERT_EQUAL(mds_ns_xattr_del(t_ns, &t_user, &f, "user.a"), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_user, &f, "user.a", buf,
+					 sizeof(buf)), -ENODATA);
+	CU_ASSERT_EQUAL(mds_ns_xattr_del(t_ns, &t_user, &f, "user.a"),
+			-ENODATA);
+
+	big = calloc(1, NC_XATTR_VALUE_MAX + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+	memset(big, 'z', NC_XATTR_VALUE_MAX + 1);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_user, &d, "user.big", big,
+					 NC_XATTR_VALUE_MAX + 1, 0), -E2BIG);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_rootc, &d, "user.big", big,
+					 NC_XATTR_VALUE_MAX, 0), 0);
+	memset(big, 0, NC_XATTR_VALUE_MAX + 1);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_rootc, &d, "user.big", big,
+					 NC_XATTR_VALUE_MAX + 1),
+			NC_XATTR_VALUE_MAX);
+	CU_ASSERT(big[0] == 'z' && big[NC_XATTR_VALUE_MAX - 1] == 'z' &&
+		  big[NC_XATTR_VALUE_MAX] == 0);
+	free(big);
+	CU_ASSERT_EQUAL(mds_ns_xattr_del(t_ns, &t_rootc, &d, "user.big"), 0);
+
+	/* Freeing the inode removes every xattr it had. */
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_user, &d, "f", false), 0);
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+	CU_ASSERT_EQUAL_FATAL(mds_db_open(t_mdt, T_MAP_SIZE, &db), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, true, &txn), 0);
+	CU_ASSERT_EQUAL(mds_db_count(txn, MDS_T_XATTRS, &cnt), 0);
+	CU_ASSERT_EQUAL(cnt, 0);
+	mds_db_txn_abort(txn);
+	mds_db_close(db);
+}
+
+static void test_layout_inherit(void)
+{
+	struct nc_layout t, out, l;
+	struct nc_fid d, sub, f;
+	struct nc_create_req cq;
+	struct mds_ost_set four, none = { 0 };
+	struct nc_attr a;
+	bool used[T_NOSTS];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_default_layout(t_ns, &t), 0);
+	CU_ASSERT_EQUAL(t.l_stripe_size, NC_DEFAULT_STRIPE_SIZE);
+	CU_ASSERT_EQUAL(t.l_stripe_count, NC_DEFAULT_STRIPE_COUNT);
+	CU_ASSERT_EQUAL(t.l_m, 0);
+
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	memset(&t, 0, sizeof(t));
+	t.l_stripe_size = 65536;
+	t.l_stripe_count = 2;
+	t.l_first_ost = NC_OST_ANY;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_user, &d, &t, &t_osts, &out),
+			-EPERM);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts,
+					       &out), 0);
+	CU_ASSERT(out.l_flags & NC_LAYOUT_TEMPLATE);
+	CU_ASSERT_EQUAL(out.l_stripe_count, 2);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_size, 65536);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 2);
+
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "sub", S_IFDIR | 0755,
+				       &sub), 0);
+	for (int round = 0; round < 2; round++) {
+		memset(&cq, 0, sizeof(cq));
+		cq.cq_cred = t_rootc;
+		cq.cq_parent = round ? sub : d;
+		strcpy(cq.cq_name, "file");
+		cq.cq_mode = S_IFREG | 0644;
+		cq.cq_flags = NC_CREATE_EXCL;
+		CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l),
+				      0);
+		CU_ASSERT_EQUAL(l.l_stripe_size, 65536);
+		CU_ASSERT_EQUAL(l.l_stripe_count, 2);
+		CU_ASSERT_EQUAL(l.l_k, 2);
+		CU_ASSERT_EQUAL(l.l_m, 0);
+		CU_ASSERT(l.l_shards[0].ls_ost < T_NOSTS);
+		CU_ASSERT(l.l_shards[1].ls_ost < T_NOSTS);
+		CU_ASSERT(l.l_shards[0].ls_ost != l.l_shards[1].ls_ost);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &a.a_fid, &out), 0);
+		CU_ASSERT(memcmp(&out, &l, sizeof(l)) == 0);
+	}
+
+	/* The root has no template: the filesystem default. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "plain",
+				       S_IFREG | 0644, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_size, NC_DEFAULT_STRIPE_SIZE);
+	CU_ASSERT_EQUAL(l.l_stripe_count, NC_DEFAULT_STRIPE_COUNT);
+	CU_ASSERT_EQUAL(l.l_k, NC_DEFAULT_STRIPE_COUNT);
+	memset(used, 0, sizeof(used));
+	for (int i = 0; i < l.l_stripe_count; i++) {
+		CU_ASSERT_FATAL(l.l_shards[i].ls_ost < T_NOSTS);
+		CU_ASSERT_FALSE(used[l.l_shards[i].ls_ost]);
+		used[l.l_shards[i].ls_ost] = true;
+	}
+
+	/* A pinned first OST, wrapping around the set. */
+	t.l_stripe_count = 3;
+	t.l_first_ost = 7;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts,
+					       &out), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "pinned", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 3);
+	CU_ASSERT_EQUAL(l.l_shards[0].ls_ost, 7);
+	CU_ASSERT_EQUAL(l.l_shards[1].ls_ost, 0);
+	CU_ASSERT_EQUAL(l.l_shards[2].ls_ost, 1);
+
+	/* "All OSTs", and a count above what is usable. */
+	t.l_stripe_count = UINT16_MAX;
+	t.l_first_ost = NC_OST_ANY;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts,
+					       &out), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "all", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, T_NOSTS);
+	four.os_count = 4;
+	for (uint32_t i = 0; i < 4; i++)
+		four.os_index[i] = 10 + i;
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = d;
+	strcpy(cq.cq_name, "four");
+	cq.cq_mode = S_IFREG | 0644;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &four, &a, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 4);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT(l.l_shards[i].ls_ost >= 10 && l.l_shards[i].ls_ost < 14);
+
+	/* No OSTs; an erasure-coded template needing more OSTs than exist. */
+	strcpy(cq.cq_name, "none");
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &none, &a, &l), -NC_E_NOOST);
+	memset(&t, 0, sizeof(t));
+	t.l_k = 4;
+	t.l_m = 2;
+	t.l_first_ost = NC_OST_ANY;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts,
+					       &out), 0);
+	strcpy(cq.cq_name, "ec");
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &four, &a, &l), -NC_E_LAYOUT);
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT_EQUAL(l.l_k, 4);
+	CU_ASSERT_EQUAL(l.l_m, 2);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 6);
+
+	/* Invalid templates. */
+	memset(&t, 0, sizeof(t));
+	t.l_first_ost = NC_OST_ANY;
+	t.l_stripe_size = 5000;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out),
+			-EINVAL);
+	t.l_stripe_size = 2048;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out),
+			-EINVAL);
+	t.l_stripe_size = 0;
+	t.l_m = 5;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out),
+			-EINVAL);
+	t.l_m = 0;
+	t.l_k = 17;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out),
+			-EINVAL);
+}
+
+static void test_setlayout_file(void)
+{
+	struct nc_layout t, l0, l1;
+	struct nc_attr a;
+	struct nc_fid f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l0), 0);
+	memset(&t, 0, sizeof(t));
+	t.l_stripe_count = 1;
+	t.l_stripe_size = 4u << 20;
+	t.l_first_ost = 3;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_user, &f, &t, &t_osts, &l1),
+			-EPERM);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &f, &t, &t_osts,
+					       &l1), 0);
+	CU_ASSERT_EQUAL(l1.l_stripe_count, 1);
+	CU_ASSERT_EQUAL(l1.l_stripe_size, 4u << 20);
+	CU_ASSERT_EQUAL(l1.l_shards[0].ls_ost, 3);
+	CU_ASSERT(l1.l_gen > l0.l_gen);
+	CU_ASSERT(t_destroy_has(&f, NULL));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l0), 0);
+	CU_ASSERT(memcmp(&l0, &l1, sizeof(l0)) == 0);
+
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 100, 0, &a), 0);
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &f, &t, &t_osts, &l1),
+			-EBUSY);
+}
+
+static void test_size_update(void)
+{
+	struct nc_attr a, b;
+	struct nc_fid f, d;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 1000, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 1000);
+	CU_ASSERT_EQUAL(a.a_blocks, 2);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 500, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 1000);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 4096, NC_SIZE_MTIME, &b),
+			0);
+	CU_ASSERT_EQUAL(b.a_size, 4096);
+	CU_ASSERT(b.a_mtime.t_sec > a.a_mtime.t_sec ||
+		  (b.a_mtime.t_sec == a.a_mtime.t_sec &&
+		   b.a_mtime.t_nsec >= a.a_mtime.t_nsec));
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 4096);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 10, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 10);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &d, 10, 0, &a), -EISDIR);
+}
+
+static void test_durability(void)
+{
+	struct nc_fid d, f, g;
+	struct nc_ost_info o, list[4];
+	struct nc_attr a;
+	char buf[16];
+	uint32_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0750,
+				       &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "f", S_IFREG | 0640, &f),
+			      0);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 12345, 0, &a), 0);
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_rootc, &f, "user.k", "val", 3,
+					 0), 0);
+	memset(&o, 0, sizeof(o));
+	o.o_index = 2;
+	o.o_uuid[0] = 9;
+	strcpy(o.o_addr, "tcp://127.0.0.1:7002");
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+
+	t_reopen();
+	CU_ASSERT_STRING_EQUAL(mds_ns_fsname(t_ns), "testfs");
+	CU_ASSERT(t_lookup_is(&t_root, "d", &d));
+	CU_ASSERT(t_lookup_is(&d, "f", &f));
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 12345);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 0640);
+	CU_ASSERT_EQUAL(t_nlink(&t_root), 3);
+	CU_ASSERT_EQUAL(mds_ns_xattr_get(t_ns, &t_rootc, &f, "user.k", buf,
+					 sizeof(buf)), 3);
+	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 4, &n), 0);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(list[0].o_addr, "tcp://127.0.0.1:7002");
+	/* The FID counter survives: no FID is handed out twice. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "g", S_IFREG | 0640, &g),
+			      0);
+	CU_ASSERT(g.f_oid > f.f_oid);
+}
+
+static void test_ost_table(void)
+{
+	struct nc_ost_info o, list[8];
+	uint32_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 8, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	memset(&o, 0, sizeof(o));
+	o.o_index = 3;
+	memset(o.o_uuid, 0xaa, 16);
+	strcpy(o.o_addr, "tcp://127.0.0.1:7003");
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	strcpy(o.o_addr, "tcp://127.0.0.1:8003");
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	o.o_uuid[0] = 0xbb;
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), -EEXIST);
+	/* The same target may not claim a second index. */
+	memset(o.o_uuid, 0xaa, 16);
+	o.o_index = 5;
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), -EEXIST);
+	o.o_index = 1;
+	memset(o.o_uuid, 0xcc, 16);
+	strcpy(o.o_addr, "tcp://127.0.0.1:7001");
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	o.o_addr[0] = '\0';
+	o.o_index = 6;
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), -EINVAL);
+
+	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 8, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(list[0].o_index, 1);
+	CU_ASSERT_STRING_EQUAL(list[0].o_addr, "tcp://127.0.0.1:7001");
+	CU_ASSERT_EQUAL(list[0].o_uuid[0], 0xcc);
+	CU_ASSERT_EQUAL(list[1].o_index, 3);
+	CU_ASSERT_STRING_EQUAL(list[1].o_addr, "tcp://127.0.0.1:8003");
+	CU_ASSERT_EQUAL(list[1].o_uuid[5], 0xaa);
+	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 1, &n), -ERANGE);
+}
+
+static void test_statfs(void)
+{
+	struct nc_statfs st, st2;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_statfs(t_ns, &st), 0);
+	CU_ASSERT(st.s_total > 0 && st.s_total <= T_MAP_SIZE);
+	CU_ASSERT(st.s_free <= st.s_total);
+	CU_ASSERT(st.s_avail <= st.s_free);
+	CU_ASSERT_EQUAL(st.s_files, T_MAP_SIZE / 512);
+	CU_ASSERT_EQUAL(st.s_ffree, st.s_files - 1);
+	CU_ASSERT_EQUAL(st.s_bsize, 4096);
+	CU_ASSERT_EQUAL(st.s_namemax, NC_NAME_MAX);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644, NULL),
+			0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_statfs(t_ns, &st2), 0);
+	CU_ASSERT_EQUAL(st2.s_ffree, st.s_files - 2);
+}
+
+static void test_corrupt(void)
+{
+	static const uint8_t junk[] = { 0xff, 0xfe, 0x01, 0x02, 0x03 };
+	uint8_t key[16], rec[512];
+	const void *v;
+	struct mds_txn *txn;
+	struct mds_db *db;
+	struct nc_fid f, g;
+	struct nc_attr a;
+	size_t vl;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644,
+				       &f), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "g", S_IFREG | 0644,
+				       &g), 0);
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_open(t_mdt, T_MAP_SIZE, &db), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, false, &txn), 0);
+	for (int i = 0; i < 8; i++) {
+		key[i] = (uint8_t)(f.f_seq >> (56 - 8 * i));
+		key[8 + i] = (uint8_t)(f.f_oid >> (56 - 8 * i));
+	}
+	CU_ASSERT_EQUAL(mds_db_put(txn, MDS_T_INODES, key, sizeof(key), junk,
+				   sizeof(junk), false), 0);
+	/* g's record cut short by one byte. */
+	for (int i = 0; i < 8; i++)
+		key[8 + i] = (uint8_t)(g.f_oid >> (56 - 8 * i));
+	CU_ASSERT_EQUAL_FATAL(mds_db_get(txn, MDS_T_INODES, key, sizeof(key),
+					 &v, &vl), 0);
+	CU_ASSERT_FATAL(vl > 1 && vl <= sizeof(rec));
+	memcpy(rec, v, vl);
+	CU_ASSERT_EQUAL(mds_db_put(txn, MDS_T_INODES, key, sizeof(key), rec,
+				   vl - 1, false), 0);
+	CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	mds_db_close(db);
+
+	t_reopen();
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "f", &a),
+			-NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &g, &a), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "g", false),
+			-NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &t_root, &a), 0);
+}
+
+/* Several threads creating in one directory: every create lands once. */
+#define T_THREADS 4
+#define T_PER_THREAD 25
+
+struct t_worker {
+	int w_id;
+	struct nc_fid w_dir;
+	int w_fails;
+};
+
+static void *t_worker_main(void *arg)
+{
+	struct t_worker *w = arg;
+	char name[32];
+
+	for (int i = 0; i < T_PER_THREAD; i++) {
+		snprintf(name, sizeof(name), "t%d-%d", w->w_id, i);
+		if (t_create(&t_rootc, &w->w_dir, name, S_IFREG | 0644, NULL))
+			w->w_fails++;
+	}
+	return NULL;
+}
+
+static void test_concurrent_create(void)
+{
+	struct t_worker w[T_THREADS];
+	pthread_t th[T_THREADS];
+	struct nc_dirent ents[64];
+	struct nc_fid d;
+	uint64_t cookie = 0;
+	uint32_t n, total = 0;
+	bool eof = false;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755,
+				       &d), 0);
+	for (int i = 0; i < T_THREADS; i++) {
+		w[i].w_id = i;
+		w[i].w_dir = d;
+		w[i].w_fails = 0;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL,
+						     t_worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < T_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(w[i].w_fails, 0);
+	}
+	while (!eof) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_readdir(t_ns, &t_rootc, &d, cookie,
+						     64, ents, &n, &eof), 0);
+		total += n;
+		if (n)
+			cookie = ents[n - 1].de_cookie;
+		if (!n)
+			break;
+	}
+	CU_ASSERT_EQUAL(total, T_THREADS * T_PER_THREAD);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		CU_TestFunc fn;
+	} tests[] = {
+		{ "format and open", test_format_open },
+		{ "create, lookup, getattr", test_create_lookup_getattr },
+		{ "mkdir nlink accounting", test_mkdir_nlink },
+		{ "unlink and rmdir errors", test_unlink_errors },
+		{ "rename over a file", test_rename_over_file },
+		{ "rename directories", test_rename_dirs },
+		{ "rename across directories", test_rename_cross_dir },
+		{ "rename NOREPLACE and EXCHANGE", test_rename_flags },
+		{ "rename between links of one inode", test_rename_same_inode },
+		{ "hard links", test_hardlinks },
+		{ "permissions", test_permissions },
+		{ "readdir paging", test_readdir_paging },
+		{ "symlinks", test_symlink },
+		{ "xattrs", test_xattr },
+		{ "layout inheritance", test_layout_inherit },
+		{ "setlayout on a file", test_setlayout_file },
+		{ "size updates", test_size_update },
+		{ "durability across reopen", test_durability },
+		{ "OST table", test_ost_table },
+		{ "statfs", test_statfs },
+		{ "corrupt records", test_corrupt },
+		{ "concurrent creates", test_concurrent_create },
+	};
+	unsigned int failures;
+	CU_pSuite suite;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	suite = CU_add_suite_with_setup_and_teardown("mds_ns", NULL, NULL,
+						     t_setup, t_teardown);
+	if (!suite)
+		goto out_registry;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
+			goto out_registry;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+
+out_registry:
+	CU_cleanup_registry();
+	return 99;
+}

@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Component tests of the OST object store (oss/objstore.c) on a temporary
+ * directory.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/types.h"
+#include "oss/objstore.h"
+
+#define FSNAME "testfs"
+
+static char base_dir[256];
+static unsigned int dir_seq;
+static unsigned int rand_seed = 20240607;
+
+/* A fresh, not yet existing directory name under the suite's temp dir. */
+static void new_dir(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/ost%u", base_dir, dir_seq++);
+}
+
+static void fill_random(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (unsigned char)rand_r(&rand_seed);
+}
+
+static bool is_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static struct oss_ost *new_ost(char *dir, size_t dirlen, uint32_t index)
+{
+	struct oss_ost *ost = NULL;
+
+	new_dir(dir, dirlen);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_format(dir, FSNAME, index), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ost);
+	return ost;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* ---- format and open ---- */
+
+static void test_format_open(void)
+{
+	struct oss_ost *ost = NULL, *other = NULL;
+	uint8_t uuid1[16], uuid2[16], uuid3[16], zero[16] = { 0 };
+	char dir[512], dir2[512];
+
+	new_dir(dir, sizeof(dir));
+	CU_ASSERT_EQUAL(oss_ost_format(dir, FSNAME, 3), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL(oss_ost_index(ost), 3);
+	CU_ASSERT_STRING_EQUAL(oss_ost_dir(ost), dir);
+	oss_ost_uuid(ost, uuid1);
+	CU_ASSERT(memcmp(uuid1, zero, 16) != 0);
+	oss_ost_close(ost);
+
+	/* Reopening finds the same identity. */
+	ost = NULL;
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL(oss_ost_index(ost), 3);
+	oss_ost_uuid(ost, uuid2);
+	CU_ASSERT(memcmp(uuid1, uuid2, 16) == 0);
+	oss_ost_close(ost);
+
+	/* Another OST gets another uuid. */
+	new_dir(dir2, sizeof(dir2));
+	CU_ASSERT_EQUAL(oss_ost_format(dir2, FSNAME, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir2, FSNAME, &other), 0);
+	CU_ASSERT_EQUAL(oss_ost_index(other), 0);
+	oss_ost_uuid(other, uuid3);
+	CU_ASSERT(memcmp(uuid1, uuid3, 16) != 0);
+	oss_ost_close(other);
+
+	/* A second format is refused and changes nothing. */
+	CU_ASSERT_EQUAL(oss_ost_format(dir, FSNAME, 7), -EEXIST);
+	CU_ASSERT_EQUAL(oss_ost_format(dir, "otherfs", 3), -EEXIST);
+	ost = NULL;
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL(oss_ost_index(ost), 3);
+	oss_ost_uuid(ost, uuid2);
+	CU_ASSERT(memcmp(uuid1, uuid2, 16) == 0);
+	oss_ost_close(ost);
+
+	/* NULL fsname opens whatever filesystem the target belongs to. */
+	ost = NULL;
+	CU_ASSERT_EQUAL(oss_ost_open(dir, NULL, &ost), 0);
+	oss_ost_close(ost);
+	oss_ost_close(NULL);
+}
+
+static void test_open_errors(void)
+{
+	struct oss_ost *ost = (struct oss_ost *)&ost;
+	char dir[512], path[600];
+
+	/* An existing empty directory is not formatted. */
+	new_dir(dir, sizeof(dir));
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_NOTFMT);
+	CU_ASSERT_PTR_NULL(ost);
+
+	/* A missing directory is reported as such. */
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	CU_ASSERT_EQUAL(oss_ost_open(path, FSNAME, &ost), -ENOENT);
+
+	/* Another filesystem's OST. */
+	new_dir(dir, sizeof(dir));
+	CU_ASSERT_EQUAL(oss_ost_format(dir, "otherfs", 1), 0);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_FSNAME);
+	CU_ASSERT_PTR_NULL(ost);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, "otherfs", &ost), 0);
+	oss_ost_close(ost);
+
+	/* Bad arguments to format. */
+	new_dir(dir, sizeof(dir));
+	CU_ASSERT_EQUAL(oss_ost_format(dir, "", 0), -EINVAL);
+	CU_ASSERT_EQUAL(oss_ost_format(dir, "bad\nname", 0), -EINVAL);
+	CU_ASSERT_EQUAL(oss_ost_format(dir, "bad=name", 0), -EINVAL);
+	CU_ASSERT_EQUAL(oss_ost_format(dir,
+				       "a-name-longer-than-thirty-one-chars", 0),
+			-EINVAL);
+	CU_ASSERT_EQUAL(oss_ost_format(dir, FSNAME, NC_OST_ANY), -EINVAL);
+	/* A parent that does not exist is not created. */
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CU_ASSERT_EQUAL(oss_ost_format(path, FSNAME, 0), -ENOENT);
+}
+
+/* Each case is an ost.conf that must be refused as corrupt. */
+static void test_open_corrupt(void)
+{
+	static const char *const bad[] = {
+		"",
+		"fsname=" FSNAME "\nindex=1\n",
+		"fsname=" FSNAME "\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"index=1\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"fsname=" FSNAME "\nindex=1\nuuid=not-a-uuid\n",
+		"fsname=" FSNAME "\nindex=1\nuuid=00000000-0000-0000-0000-000000000000\n",
+		"fsname=" FSNAME "\nindex=x1\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"fsname=" FSNAME "\nindex=\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"fsname=" FSNAME "\nindex=99999999999\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"fsname=" FSNAME "\nindex=1\nindex=2\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"fsname=\nindex=1\nuuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n",
+		"garbage\n",
+	};
+	struct oss_ost *ost = NULL;
+	char dir[512], path[600], *big;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		new_dir(dir, sizeof(dir));
+		CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+		snprintf(path, sizeof(path), "%s/O", dir);
+		CU_ASSERT_EQUAL_FATAL(mkdir(path, 0755), 0);
+		write_file(dir, "ost.conf", bad[i]);
+		CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_CORRUPT);
+		CU_ASSERT_PTR_NULL(ost);
+	}
+
+	/* A good file with an unknown key (from a later version) opens. */
+	new_dir(dir, sizeof(dir));
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/O", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(path, 0755), 0);
+	write_file(dir, "ost.conf",
+		   "fsname=" FSNAME "\nindex=12\nfuture=1\n"
+		   "uuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n");
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL(oss_ost_index(ost), 12);
+	oss_ost_close(ost);
+	ost = NULL;
+
+	/* A huge ost.conf is not ours. */
+	big = malloc(10000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+	memset(big, 'a', 9999);
+	big[9999] = '\0';
+	write_file(dir, "ost.conf", big);
+	free(big);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_CORRUPT);
+
+	/* A formatted OST whose object directory vanished. */
+	new_dir(dir, sizeof(dir));
+	CU_ASSERT_EQUAL_FATAL(oss_ost_format(dir, FSNAME, 0), 0);
+	snprintf(path, sizeof(path), "%s/O", dir);
+	CU_ASSERT_EQUAL_FATAL(rmdir(path), 0);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_CORRUPT);
+	CU_ASSERT_PTR_NULL(ost);
+}
+
+/* ---- object I/O ---- */
+
+static void test_rw_roundtrip(void)
+{
+	enum { OBJ_LEN = 3 * 1024 * 1024 + 517 };
+	struct nc_fid fid = { 0x200000401ull, 0x1234abull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *shadow = calloc(1, OBJ_LEN);
+	unsigned char *buf = malloc(OBJ_LEN + 4096);
+	uint64_t end = 0, size, blocks;
+
+	CU_ASSERT_FATAL(shadow && buf);
+	/* Overlapping writes of random data at unaligned offsets. */
+	for (int i = 0; i < 60; i++) {
+		size_t len = (size_t)rand_r(&rand_seed) % 200000 + 1;
+		uint64_t off = (uint64_t)rand_r(&rand_seed) % (OBJ_LEN - len);
+
+		fill_random(shadow + off, len);
+		CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, off, shadow + off,
+					      len), 0);
+		if (off + len > end)
+			end = off + len;
+	}
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, end);
+	CU_ASSERT(blocks > 0);
+
+	/* Whole object, then unaligned pieces. */
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, end), (ssize_t)end);
+	CU_ASSERT(memcmp(buf, shadow, end) == 0);
+	for (int i = 0; i < 40; i++) {
+		size_t len = (size_t)rand_r(&rand_seed) % 100000 + 1;
+		uint64_t off = (uint64_t)rand_r(&rand_seed) % (end - len);
+
+		CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, off, buf, len),
+				(ssize_t)len);
+		CU_ASSERT(memcmp(buf, shadow + off, len) == 0);
+	}
+
+	/* Past the end: a short read, then nothing. */
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, end - 10, buf, 4096), 10);
+	CU_ASSERT(memcmp(buf, shadow + end - 10, 10) == 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, end, buf, 4096), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, end + 1000000, buf, 4096), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, UINT64_MAX - 5, buf, 4096), 0);
+	/* An offset no file can hold is refused for writes. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, UINT64_MAX - 5, buf, 100),
+			-EFBIG);
+
+	/* The data lasts across close and reopen. */
+	oss_ost_close(ost);
+	ost = NULL;
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL(oss_obj_sync(ost, &fid), 0);
+	memset(buf, 0, end);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, end), (ssize_t)end);
+	CU_ASSERT(memcmp(buf, shadow, end) == 0);
+
+	oss_ost_close(ost);
+	free(buf);
+	free(shadow);
+}
+
+static void test_missing_object(void)
+{
+	struct nc_fid fid = { 0x200000401ull, 0x77ull };
+	char dir[512], buf[100];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 1);
+	uint64_t size = 42, blocks = 42;
+
+	memset(buf, 'x', sizeof(buf));
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, sizeof(buf)), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), -ENOENT);
+	CU_ASSERT_EQUAL(size, 42);
+	CU_ASSERT_EQUAL(oss_obj_sync(ost, &fid), 0);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 0, 4096), 0);
+	CU_ASSERT_EQUAL(oss_obj_destroy(ost, &fid), 0);
+	/* Truncating a missing object to 0 creates nothing. */
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 0), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), -ENOENT);
+	/* None of the calls above created the object. */
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, sizeof(buf)), 0);
+	oss_ost_close(ost);
+}
+
+static void test_sparse(void)
+{
+	enum { HOLE = 1024 * 1024 + 3 };
+	struct nc_fid fid = { 0x200000401ull, 0x10ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char data[5000], *buf = malloc(HOLE + sizeof(data));
+	uint64_t size, blocks;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	fill_random(data, sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, HOLE, data, sizeof(data)), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, HOLE + sizeof(data));
+	memset(buf, 0xff, HOLE + sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, HOLE + sizeof(data)),
+			(ssize_t)(HOLE + sizeof(data)));
+	CU_ASSERT(is_zero(buf, HOLE));
+	CU_ASSERT(memcmp(buf + HOLE, data, sizeof(data)) == 0);
+	/* A zero-length write still creates the object. */
+	fid.f_oid = 0x11;
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, 0), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, 0);
+	oss_ost_close(ost);
+	free(buf);
+}
+
+static void test_truncate(void)
+{
+	struct nc_fid fid = { 0x200000401ull, 0x20ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char data[10000], buf[10000];
+	uint64_t size, blocks;
+
+	fill_random(data, sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, sizeof(data)), 0);
+	/* Down. */
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 3000), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, 3000);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, sizeof(buf)), 3000);
+	CU_ASSERT(memcmp(buf, data, 3000) == 0);
+	/* Up: the new tail reads as zeros. */
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 8000), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, 8000);
+	memset(buf, 0xff, sizeof(buf));
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, sizeof(buf)), 8000);
+	CU_ASSERT(memcmp(buf, data, 3000) == 0);
+	CU_ASSERT(is_zero(buf + 3000, 5000));
+	/* To zero. */
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 0), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, 0);
+	/* A missing object truncated to a size is created with that size. */
+	fid.f_oid = 0x21;
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 5000), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, 5000);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, sizeof(buf)), 5000);
+	CU_ASSERT(is_zero(buf, 5000));
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, UINT64_MAX), -EFBIG);
+	oss_ost_close(ost);
+}
+
+static void test_punch(void)
+{
+	enum { LEN = 64 * 1024 };
+	struct nc_fid fid = { 0x200000401ull, 0x30ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *data = malloc(LEN), *buf = malloc(LEN);
+	uint64_t size, blocks;
+
+	CU_ASSERT_FATAL(data && buf);
+	fill_random(data, LEN);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, LEN), 0);
+
+	/* An aligned hole and an unaligned one. */
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 4096, 8192), 0);
+	memset(data + 4096, 0, 8192);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 30001, 777), 0);
+	memset(data + 30001, 0, 777);
+	/* Zero length does nothing; past the end keeps the size. */
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 100, 0), 0);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, LEN - 100, 1 << 20), 0);
+	memset(data + LEN - 100, 0, 100);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 1ull << 40, 4096), 0);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, UINT64_MAX - 1, 4096), 0);
+
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, LEN);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, LEN), LEN);
+	CU_ASSERT(memcmp(buf, data, LEN) == 0);
+	oss_ost_close(ost);
+	free(buf);
+	free(data);
+}
+
+static void test_destroy(void)
+{
+	struct nc_fid fid = { 0x200000401ull, 0xabcdefull };
+	char dir[512], path[700], fs[NC_FID_STR_LEN];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	struct stat st;
+	uint64_t size, blocks;
+
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, "hello", 5), 0);
+	/* The object lives at DIR/O/XX/SEQ:OID, XX the oid's low byte. */
+	nc_fid_to_str(&fid, fs);
+	snprintf(path, sizeof(path), "%s/O/ef/%s", dir, fs);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT(S_ISREG(st.st_mode));
+	CU_ASSERT_EQUAL(st.st_size, 5);
+
+	CU_ASSERT_EQUAL(oss_obj_destroy(ost, &fid), 0);
+	CU_ASSERT_EQUAL(stat(path, &st), -1);
+	CU_ASSERT_EQUAL(errno, ENOENT);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), -ENOENT);
+	CU_ASSERT_EQUAL(oss_obj_destroy(ost, &fid), 0);
+	oss_ost_close(ost);
+}
+
+static void test_stat_statfs(void)
+{
+	struct nc_fid fid = { 0x200000401ull, 0x40ull };
+	char dir[512], data[12345];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	struct nc_statfs st;
+	uint64_t size, blocks;
+
+	memset(data, 'a', sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, sizeof(data)), 0);
+	CU_ASSERT_EQUAL(oss_obj_sync(ost, &fid), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, &blocks), 0);
+	CU_ASSERT_EQUAL(size, sizeof(data));
+	CU_ASSERT(blocks * 512 >= sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 20000, data, 1), 0);
+	CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, NULL), 0);
+	CU_ASSERT_EQUAL(size, 20001);
+
+	memset(&st, 0, sizeof(st));
+	CU_ASSERT_EQUAL(oss_ost_statfs(ost, &st), 0);
+	CU_ASSERT(st.s_avail > 0);
+	CU_ASSERT(st.s_total >= st.s_free);
+	CU_ASSERT(st.s_free >= st.s_avail);
+	CU_ASSERT(st.s_bsize > 0);
+	CU_ASSERT_EQUAL(st.s_namemax, 255);
+	CU_ASSERT(st.s_ffree <= st.s_files);
+	oss_ost_close(ost);
+}
+
+/* A write error from the filesystem comes back as its errno. */
+static void test_write_error(void)
+{
+	struct nc_fid fid = { 0x200000401ull, 0x50ull };
+	char dir[512], data[8192];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	struct rlimit old, lim;
+	void (*old_handler)(int);
+
+	memset(data, 'z', sizeof(data));
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old), 0);
+	old_handler = signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = 1 << 20;
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 2 << 20, data, sizeof(data)),
+			-EFBIG);
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 4 << 20), -EFBIG);
+	/* A write that crosses the limit fails after its short part. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, (1 << 20) - 100, data,
+				      sizeof(data)),
+			-EFBIG);
+	CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, old_handler);
+	oss_ost_close(ost);
+}
+
+/* ---- concurrency ---- */
+
+#define N_THREADS 4
+#define N_PIECES 64
+#define PIECE 4093
+
+struct writer {
+	struct oss_ost *w_ost;
+	struct nc_fid w_fid;
+	unsigned int w_seed;
+	unsigned char w_data[N_PIECES * PIECE];
+	int w_errors;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	for (size_t i = 0; i < sizeof(w->w_data); i++)
+		w->w_data[i] = (unsigned char)rand_r(&w->w_seed);
+	/* Pieces in a shuffled order so the threads interleave. */
+	for (int i = 0; i < N_PIECES; i++) {
+		int p = (i * 37) % N_PIECES;
+
+		if (oss_obj_write(w->w_ost, &w->w_fid, (uint64_t)p * PIECE,
+				  w->w_data + (size_t)p * PIECE, PIECE))
+			w->w_errors++;
+	}
+	return NULL;
+}
+
+static void test_concurrent_writers(void)
+{
+	static struct writer w[N_THREADS];
+	pthread_t tid[N_THREADS];
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *buf = malloc(N_PIECES * PIECE);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	for (int i = 0; i < N_THREADS; i++) {
+		w[i].w_ost = ost;
+		w[i].w_fid.f_seq = 0x200000402ull;
+		/* Same low byte: all threads race to create one XX dir. */
+		w[i].w_fid.f_oid = 0x100ull * (uint64_t)(i + 1) + 0x5a;
+		w[i].w_seed = 1000u + (unsigned int)i;
+		w[i].w_errors = 0;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&tid[i], NULL, writer_main,
+						     &w[i]), 0);
+	}
+	for (int i = 0; i < N_THREADS; i++)
+		pthread_join(tid[i], NULL);
+	for (int i = 0; i < N_THREADS; i++) {
+		CU_ASSERT_EQUAL(w[i].w_errors, 0);
+		CU_ASSERT_EQUAL(oss_obj_read(ost, &w[i].w_fid, 0, buf,
+					     N_PIECES * PIECE),
+				N_PIECES * PIECE);
+		CU_ASSERT(memcmp(buf, w[i].w_data, N_PIECES * PIECE) == 0);
+	}
+	oss_ost_close(ost);
+	free(buf);
+}
+
+/* ---- suite ---- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int suite_init(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(base_dir, sizeof(base_dir), "%s/nacre-objstore-XXXXXX",
+		 tmp && *tmp ? tmp : P_tmpdir);
+	return mkdtemp(base_dir) ? 0 : -1;
+}
+
+static int suite_fini(void)
+{
+	return nftw(base_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned int failures;
+
+	/* Errors (expected ones included) still show; progress lines do not. */
+	nc_log_level = NC_LOG_WARN;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	suite = CU_add_suite("objstore", suite_init, suite_fini);
+	if (!suite ||
+	    !CU_add_test(suite, "format, open, reopen", test_format_open) ||
+	    !CU_add_test(suite, "open errors", test_open_errors) ||
+	    !CU_add_test(suite, "corrupt ost.conf", test_open_corrupt) ||
+	    !CU_add_test(suite, "write/read round trip", test_rw_roundtrip) ||
+	    !CU_add_test(suite, "missing object", test_missing_object) ||
+	    !CU_add_test(suite, "sparse write", test_sparse) ||
+	    !CU_add_test(suite, "truncate", test_truncate) ||
+	    !CU_add_test(suite, "punch", test_punch) ||
+	    !CU_add_test(suite, "destroy", test_destroy) ||
+	    !CU_add_test(suite, "stat and statfs", test_stat_statfs) ||
+	    !CU_add_test(suite, "write errors", test_write_error) ||
+	    !CU_add_test(suite, "concurrent writers",
+			 test_concurrent_writers)) {
+		CU_cleanup_registry();
+		return 99;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures() +
+		   CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+	return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nacre admin CLI: a command table (cli_main.c) over libnacre, one small
+ * function per subcommand (cmd_*.c), and the helpers they share
+ * (cli_util.c): error reporting, option handling, size parsing and
+ * printing, a small JSON writer, and finding the filesystem behind a path.
+ *
+ * Exit status: 0 success, 1 a runtime error, 2 bad usage.  Every message
+ * goes to stderr as one line, "nacre SUBCOMMAND: ...".
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nacre.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_RUNTIME 1
+#define CLI_EXIT_USAGE 2
+
+/* Connections kept open for one run (one per filesystem named). */
+#define CLI_MAX_CONNS 16
+/* Nacre mounts considered when no PATH is given. */
+#define CLI_MAX_MOUNTS 64
+
+struct cli_ctx;
+
+/* One subcommand: argv[0] is its name; returns an exit status. */
+typedef int (*cli_cmd_fn)(struct cli_ctx *ctx, int argc, char **argv);
+
+struct cli_cmd {
+	const char *cc_name;
+	cli_cmd_fn cc_fn;
+	const char *cc_summary;        /* one line for `nacre --help` */
+	const char *cc_usage;          /* arguments after the name */
+	const char *cc_help;           /* option lines for `nacre help SUB` */
+};
+
+struct cli_conn {
+	char cn_mds[NACRE_ADDR_MAX + 1];
+	char cn_fsname[NACRE_FSNAME_MAX + 1];
+	struct nacre_fs *cn_fs;
+};
+
+struct cli_ctx {
+	const struct cli_cmd *cx_cmd;  /* the running subcommand, or NULL */
+	bool cx_json;
+	const char *cx_mds;            /* --mds: no mount needed */
+	const char *cx_fsname;         /* --fsname, with --mds */
+	unsigned int cx_nconns;
+	struct cli_conn cx_conns[CLI_MAX_CONNS];
+};
+
+/* A file or directory of a nacre filesystem, found by path. */
+struct cli_target {
+	struct nacre_fs *tg_fs;        /* owned by the ctx connection cache */
+	struct nacre_fid tg_fid;
+	struct nacre_stat tg_st;
+	char tg_mount[PATH_MAX];       /* "" when reached by --mds */
+};
+
+/* ---- cli_main.c ---- */
+
+/* Prints "usage: nacre NAME USAGE" and the command's option help. */
+void cli_cmd_help(const struct cli_cmd *cmd, FILE *out);
+
+/* ---- the subcommands ---- */
+
+int cmd_df(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_getstripe(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_osts(struct cli_ctx *ctx, int argc, char **argv);
+
+/* ---- cli_util.c: messages ---- */
+
+/* "nacre CMD: MESSAGE" on stderr; return CLI_EXIT_USAGE / CLI_EXIT_RUNTIME. */
+int cli_usage_err(const struct cli_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int cli_err(const struct cli_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- cli_util.c: options ---- */
+
+/* getopt_long values of the options every subcommand accepts. */
+enum {
+	CLI_OPT_JSON = 0x100,
+	CLI_OPT_HELP,
+	CLI_OPT_MDS,
+	CLI_OPT_FSNAME,
+	CLI_OPT_VERSION,
+};
+
+/* --mds and --fsname are global options only (cli_main.c). */
+#define CLI_COMMON_LONGOPTS                                             \
+	{ "json", no_argument, NULL, CLI_OPT_JSON },                    \
+	{ "help", no_argument, NULL, CLI_OPT_HELP }
+
+/* Returned by cli_opt_common() when option parsing goes on. */
+#define CLI_OPT_CONTINUE (-1)
+
+/*
+ * Handles what getopt_long() returned for an option that is not the
+ * command's own: the common long options, unknown options and missing
+ * arguments.  Returns CLI_OPT_CONTINUE, or the exit status to end with
+ * (0 after --help, CLI_EXIT_USAGE after an error, already reported).
+ */
+int cli_opt_common(struct cli_ctx *ctx, int c, char **argv);
+
+/* Makes the next getopt_long() call parse a fresh argument vector. */
+void cli_opt_reset(void);
+
+/* ---- cli_util.c: numbers and sizes ---- */
+
+/* Decimal digits with an optional K, M, G or T suffix (powers of 1024,
+ * either case).  0 or -EINVAL (empty, trailing junk, overflow). */
+int cli_parse_size(const char *s, uint64_t *out);
+/* A decimal integer, possibly negative, with nothing after it. */
+int cli_parse_long(const char *s, long *out);
+
+/* "1.5G", "512.0K", "37B": powers of 1024 with one decimal, as lfs df -h. */
+void cli_format_human(uint64_t bytes, char *buf, size_t len);
+
+/* ---- cli_util.c: JSON ---- */
+
+#define CLI_JSON_DEPTH 16
+
+/*
+ * A streaming JSON writer producing one line per document.  Nesting deeper
+ * than CLI_JSON_DEPTH is a programming error in the CLI, never data
+ * dependent, so it is ignored rather than checked at every call.
+ */
+struct cli_json {
+	FILE *js_out;
+	int js_depth;
+	bool js_first[CLI_JSON_DEPTH];
+	bool js_after_key;
+};
+
+void cli_json_init(struct cli_json *js, FILE *out);
+void cli_json_obj_begin(struct cli_json *js);
+void cli_json_obj_end(struct cli_json *js);
+void cli_json_arr_begin(struct cli_json *js);
+void cli_json_arr_end(struct cli_json *js);
+void cli_json_key(struct cli_json *js, const char *key);
+void cli_json_str(struct cli_json *js, const char *s);
+void cli_json_u64(struct cli_json *js, uint64_t v);
+void cli_json_i64(struct cli_json *js, int64_t v);
+void cli_json_bool(struct cli_json *js, bool v);
+void cli_json_null(struct cli_json *js);
+/* Ends a top-level document with a newline. */
+void cli_json_end(struct cli_json *js);
+
+/* key + value in one call. */
+void cli_json_kv_str(struct cli_json *js, const char *key, const char *s);
+void cli_json_kv_u64(struct cli_json *js, const char *key, uint64_t v);
+void cli_json_kv_i64(struct cli_json *js, const char *key, int64_t v);
+
+/* Writes @s as a JSON string literal (quotes included) to @out. */
+void cli_json_write_string(FILE *out, const char *s);
+
+/* ---- cli_util.c: finding filesystems ---- */
+
+/*
+ * What the virtual xattrs of a mounted nacre inode say about it.
+ */
+struct cli_fsid {
+	char fi_mds[NACRE_ADDR_MAX + 1];
+	char fi_fsname[NACRE_FSNAME_MAX + 1];
+	struct nacre_fid fi_fid;
+};
+
+/*
+ * Reads the nacre.mds, nacre.fsname and nacre.fid xattrs of @path (through
+ * a mount).  0; -ENOENT (and other -errno) from the lookup; -EOPNOTSUPP
+ * when @path is not on a nacre filesystem; -EINVAL for an unparsable FID.
+ */
+int cli_path_probe(const char *path, struct cli_fsid *id);
+
+/*
+ * A connection to @mds/@fsname, opened on first use and kept in @ctx until
+ * cli_ctx_fini().  0 or a libnacre error.
+ */
+int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
+		struct nacre_fs **fs);
+/* Closes every connection. */
+void cli_ctx_fini(struct cli_ctx *ctx);
+
+/*
+ * Finds @path: through its mount (xattrs), or inside the --mds filesystem.
+ * Reports failures itself ("nacre CMD: PATH: ...") and returns
+ * CLI_EXIT_RUNTIME; 0 when @t is filled.
+ */
+int cli_target_open(struct cli_ctx *ctx, const char *path,
+		    struct cli_target *t);
+
+/*
+ * The filesystem of the --mds option as a target (its root), for commands
+ * run without a PATH.  Reports failures; 0 or CLI_EXIT_RUNTIME.
+ */
+int cli_target_open_mds(struct cli_ctx *ctx, struct cli_target *t);
+
+/*
+ * Every nacre filesystem mounted in this namespace, read from @mounts_file
+ * (normally "/proc/self/mounts"): FUSE mounts whose root answers the nacre
+ * xattrs.  @mounts receives up to @max mount points (PATH_MAX each).
+ * Returns the count, or -errno when the table cannot be read.
+ */
+int cli_mounts_find(const char *mounts_file, char (*mounts)[PATH_MAX],
+		    int max);
+
+/*
+ * The filesystems a df-like command without a PATH looks at: that of @path
+ * when given, else that of --mds, else every nacre mount.  @out receives a
+ * malloc'd array of *@n targets (free() it).  Targets that cannot be opened
+ * are reported and skipped.  Returns 0, or CLI_EXIT_RUNTIME when something
+ * failed (*@n may still be non-zero) or nothing was found ("no nacre
+ * filesystem mounted").
+ */
+int cli_targets_collect(struct cli_ctx *ctx, const char *path,
+			struct cli_target **out, int *n);
+
+/* The mount point in @mounts_file holding @path (longest prefix of its
+ * real path); @path itself when none matches. */
+void cli_mount_of(const char *mounts_file, const char *path, char *out,
+		  size_t len);
+
+#endif

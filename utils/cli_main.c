@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nacre: the admin and user command line tool.
+ *
+ *   nacre [--json] [--mds ADDRESS --fsname NAME] SUBCOMMAND [ARGS...]
+ *
+ * This file holds the command table and the dispatcher; each subcommand is
+ * one function in cmd_*.c over the public libnacre API.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_cmd cli_cmds[] = {
+	{
+		.cc_name = "df",
+		.cc_fn = cmd_df,
+		.cc_summary = "show space used on each MDT and OST",
+		.cc_usage = "[-h] [--json] [PATH]",
+		.cc_help =
+			"  -h, --human-readable  sizes in powers of 1024 (K, M, G, T)\n"
+			"  --json                one JSON object per filesystem\n"
+			"Without PATH every mounted nacre filesystem is shown.\n",
+	},
+	{
+		.cc_name = "getstripe",
+		.cc_fn = cmd_getstripe,
+		.cc_summary = "show the layout of files and directories",
+		.cc_usage = "[--json] PATH...",
+		.cc_help =
+			"  --json                one JSON object per PATH\n"
+			"A directory shows the default layout its new files get.\n",
+	},
+	{
+		.cc_name = "setstripe",
+		.cc_fn = cmd_setstripe,
+		.cc_summary = "set a directory's default layout or create a file with a layout",
+		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [--json] PATH",
+		.cc_help =
+			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
+			"                           of 4K from 4K to 64M\n"
+			"  -c, --stripe-count COUNT objects per file, -1 for all OSTs\n"
+			"  -i, --stripe-index OST   first OST, -1 to let the MDS choose\n"
+			"  --json                   print the resulting layout\n"
+			"PATH may be a directory, an empty file, or a new file to create.\n",
+	},
+	{
+		.cc_name = "osts",
+		.cc_fn = cmd_osts,
+		.cc_summary = "list the OSTs of a filesystem",
+		.cc_usage = "[--json] [PATH]",
+		.cc_help =
+			"  --json                a JSON array of OSTs\n"
+			"Without PATH every mounted nacre filesystem is shown.\n",
+	},
+};
+
+#define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
+
+static const struct cli_cmd *cli_cmd_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CLI_NCMDS; i++)
+		if (!strcmp(cli_cmds[i].cc_name, name))
+			return &cli_cmds[i];
+	return NULL;
+}
+
+void cli_cmd_help(const struct cli_cmd *cmd, FILE *out)
+{
+	fprintf(out, "usage: nacre %s %s\n%s.\n", cmd->cc_name, cmd->cc_usage,
+		cmd->cc_summary);
+	if (cmd->cc_help)
+		fputs(cmd->cc_help, out);
+}
+
+static void cli_help(FILE *out)
+{
+	size_t i;
+
+	fputs("usage: nacre [--json] [--mds ADDRESS --fsname NAME] SUBCOMMAND [ARGS...]\n"
+	      "       nacre help SUBCOMMAND | --help | --version\n"
+	      "\n"
+	      "Global options:\n"
+	      "  --json             machine-readable output\n"
+	      "  --mds ADDRESS      talk to the MDS at ADDRESS instead of going\n"
+	      "                     through a mount; PATHs are inside the filesystem\n"
+	      "  --fsname NAME      the filesystem name, with --mds\n"
+	      "\n"
+	      "Subcommands:\n", out);
+	for (i = 0; i < CLI_NCMDS; i++)
+		fprintf(out, "  %-10s %s\n", cli_cmds[i].cc_name,
+			cli_cmds[i].cc_summary);
+	fputs("\nExit status: 0 success, 1 runtime error, 2 usage error.\n", out);
+}
+
+/* `nacre help [SUBCOMMAND]`. */
+static int cli_help_cmd(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+
+	if (argc < 2) {
+		cli_help(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc > 2)
+		return cli_usage_err(ctx, "help takes one subcommand");
+	cmd = cli_cmd_find(argv[1]);
+	if (!cmd)
+		return cli_usage_err(ctx, "unknown subcommand '%s'", argv[1]);
+	cli_cmd_help(cmd, stdout);
+	return CLI_EXIT_OK;
+}
+
+/* Parses the options before the subcommand; returns CLI_OPT_CONTINUE or
+ * the exit status. */
+static int cli_parse_global(struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "mds", required_argument, NULL, CLI_OPT_MDS },
+		{ "fsname", required_argument, NULL, CLI_OPT_FSNAME },
+		{ "version", no_argument, NULL, CLI_OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+
+	cli_opt_reset();
+	/* "+": stop at the subcommand, whose options are its own. */
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+		case CLI_OPT_HELP:
+			cli_help(stdout);
+			return CLI_EXIT_OK;
+		case CLI_OPT_VERSION:
+			printf("nacre %s\n", PACKAGE_VERSION);
+			return CLI_EXIT_OK;
+		case CLI_OPT_MDS:
+			ctx->cx_mds = optarg;
+			break;
+		case CLI_OPT_FSNAME:
+			ctx->cx_fsname = optarg;
+			break;
+		default:
+			rc = cli_opt_common(ctx, c, argv);
+			if (rc != CLI_OPT_CONTINUE)
+				return rc;
+		}
+	}
+	if (!ctx->cx_mds != !ctx->cx_fsname)
+		return cli_usage_err(ctx, "--mds and --fsname go together");
+	return CLI_OPT_CONTINUE;
+}
+
+/* Runs the subcommand at argv[0]. */
+static int cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+
+	if (!strcmp(argv[0], "help"))
+		return cli_help_cmd(ctx, argc, argv);
+	cmd = cli_cmd_find(argv[0]);
+	if (!cmd)
+		return cli_usage_err(ctx, "unknown subcommand '%s' (see nacre --help)",
+				     argv[0]);
+	ctx->cx_cmd = cmd;
+	cli_opt_reset();
+	return cmd->cc_fn(ctx, argc, argv);
+}
+
+/* Output that never reached its file (a full disk, a closed pipe) is a
+ * failure the caller must see. */
+static int cli_finish_output(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fputs("nacre: error writing output\n", stderr);
+	return rc == CLI_EXIT_OK ? CLI_EXIT_RUNTIME : rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_ctx ctx;
+	int rc;
+
+	memset(&ctx, 0, sizeof(ctx));
+	rc = cli_parse_global(&ctx, argc, argv);
+	if (rc == CLI_OPT_CONTINUE && optind >= argc)
+		rc = cli_usage_err(&ctx, "no subcommand (see nacre --help)");
+	else if (rc == CLI_OPT_CONTINUE)
+		rc = cli_dispatch(&ctx, argc - optind, argv + optind);
+	cli_ctx_fini(&ctx);
+	return cli_finish_output(rc);
+}

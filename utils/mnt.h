@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mount.nacre: a FUSE3 low-level server over libnacre's public API.
+ *
+ * mnt_main.c parses the command line, connects to the filesystem, mounts and
+ * runs the FUSE session loop; mnt_ops.c holds the request handlers, each a
+ * thin translation between one FUSE request and one libnacre FID call.
+ *
+ * Inode numbers
+ *   Every FID this MDS allocates has seq == 1 and the root directory is
+ *   {1, 1}, so the FUSE inode number is simply the FID's oid and the FID of
+ *   an inode number is {1, ino}.  The root, FUSE_ROOT_ID (1), is then the
+ *   root FID with no special case.  Because the mapping needs no table,
+ *   forget is a no-op and the helper keeps no per-inode state beyond open
+ *   files.  A FID with any other seq cannot be named this way: the request
+ *   that meets one fails with EOVERFLOW, as stat(2) does for an inode number
+ *   that does not fit.
+ *
+ * Permissions
+ *   The mount always uses default_permissions: the kernel checks mode bits
+ *   against the caller before sending a request, and the MDS checks again
+ *   with the caller's uid, gid and supplementary groups, which every
+ *   request carries.  The access handler therefore only answers 0.
+ *
+ * Virtual extended attributes
+ *   "nacre.mds" (the MDS address), "nacre.fsname" (the filesystem name) and
+ *   "nacre.fid" (the inode's FID as "seq:oid" in hex) are answered by the
+ *   helper itself, on every inode, and are not listed by listxattr.  Their
+ *   values are the text without a terminating NUL.  The nacre CLI reads them
+ *   to find the filesystem and FID behind a path on the mount.  Setting or
+ *   removing them fails with EPERM.
+ */
+#ifndef MNT_H
+#define MNT_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nacre.h"
+
+/* ---- Logging (the helper links only libnacre's public API) ---- */
+
+enum mnt_log_level {
+	MNT_LOG_ERROR = 0,
+	MNT_LOG_WARN = 1,
+	MNT_LOG_INFO = 2,
+	MNT_LOG_DEBUG = 3,
+};
+
+extern int mnt_log_level;
+
+void mnt_log_write(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Tests the level before the arguments are evaluated. */
+#define mnt_log(level, ...)                                     \
+	do {                                                    \
+		if ((level) <= mnt_log_level)                   \
+			mnt_log_write((level), __VA_ARGS__);    \
+	} while (0)
+
+/* ---- Inode numbers ---- */
+
+#define MNT_FID_SEQ 1
+
+/* The inode number of @fid, or 0 when its seq cannot be mapped. */
+static inline fuse_ino_t mnt_fid_to_ino(const struct nacre_fid *fid)
+{
+	if (fid->seq != MNT_FID_SEQ || fid->oid == 0)
+		return 0;
+	return (fuse_ino_t)fid->oid;
+}
+
+static inline void mnt_ino_to_fid(fuse_ino_t ino, struct nacre_fid *fid)
+{
+	fid->seq = MNT_FID_SEQ;
+	fid->oid = ino;
+}
+
+/* ---- Per-mount state ---- */
+
+/*
+ * An open file.  fi->fh holds a pointer to one of these.  The helper keeps
+ * them in a table by inode so that getattr can report the size a writer
+ * has reached before libnacre reports it to the MDS (on fsync or close: the
+ * kernel sends release asynchronously, so `cp a b; stat b` would otherwise
+ * race with it), and so that files still open at unmount are closed before
+ * nacre_disconnect().
+ */
+struct mnt_file {
+	struct nacre_file *mf_file;
+	fuse_ino_t mf_ino;
+	uint64_t mf_wr_end;             /* end of the furthest write; under mc_lock */
+	bool mf_writable;
+	bool mf_sync;                   /* O_SYNC / O_DSYNC: fsync every write */
+	struct mnt_file *mf_next;       /* hash chain, under mc_lock */
+	struct mnt_file *mf_prev;
+};
+
+#define MNT_FILE_BUCKETS 1024
+
+struct mnt_ctx {
+	struct nacre_fs *mc_fs;
+	double mc_attr_timeout;         /* seconds */
+	double mc_entry_timeout;
+	pthread_mutex_t mc_lock;        /* guards mc_files and mf_wr_end */
+	struct mnt_file *mc_files[MNT_FILE_BUCKETS];
+	unsigned int mc_nfiles;
+};
+
+/* @fs stays owned by the caller.  0 or -errno. */
+int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
+		 double attr_timeout, double entry_timeout);
+/* Closes every file still open (an unmount by signal can leave some). */
+void mnt_ctx_fini(struct mnt_ctx *ctx);
+
+/* The request handlers; userdata of the session is a struct mnt_ctx. */
+extern const struct fuse_lowlevel_ops mnt_ll_ops;
+
+/*
+ * The positive errno to send to the kernel for a libnacre return code:
+ * errno values pass through, nacre codes (above 4095) become EIO, or ENOSPC
+ * for "no usable OST", and are logged once per code.
+ */
+int mnt_errno(int err);
+
+#endif

@@ -124,8 +124,9 @@ int mds_db_open(const char *dir, uint64_t map_size, struct mds_db **out)
 		rc = db_err(rc, "env_set_maxdbs");
 		goto out_close_env;
 	}
-	rc = mdb_env_set_mapsize(db->db_env,
-				 map_size ? (size_t)map_size : DB_DEFAULT_MAP_SIZE);
+	if (!map_size)
+		map_size = DB_DEFAULT_MAP_SIZE;
+	rc = mdb_env_set_mapsize(db->db_env, (size_t)map_size);
 	if (rc) {
 		rc = db_err(rc, "env_set_mapsize");
 		goto out_close_env;

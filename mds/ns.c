@@ -303,7 +303,10 @@ static bool ns_is_reg(const struct ns_inode *in)
 
 static bool ns_in_group(const struct nc_cred *c, uint32_t gid)
 {
-	uint32_t n = c->c_ngroups < NC_MAX_GROUPS ? c->c_ngroups : NC_MAX_GROUPS;
+	uint32_t n = c->c_ngroups;
+
+	if (n > NC_MAX_GROUPS)
+		n = NC_MAX_GROUPS;
 
 	if (c->c_gid == gid)
 		return true;
@@ -1216,7 +1219,8 @@ static void ns_setattr_apply(struct ns_inode *in,
 		a->a_gid = sa->sa_gid;
 	/* chown by an unprivileged owner drops setuid and setgid, so that a
 	 * file cannot gain privileges by changing hands. */
-	if ((v & (NC_SA_UID | NC_SA_GID)) && c->c_uid != 0 && !S_ISDIR(a->a_mode))
+	if ((v & (NC_SA_UID | NC_SA_GID)) && c->c_uid != 0 &&
+	    !S_ISDIR(a->a_mode))
 		a->a_mode &= ~(uint32_t)(S_ISUID | S_ISGID);
 	if (v & NC_SA_MODE) {
 		a->a_mode = (a->a_mode & S_IFMT) | (sa->sa_mode & 07777);
@@ -1636,7 +1640,8 @@ static int ns_check_not_below(struct mds_txn *txn, const struct nc_fid *anc,
 	for (uint32_t depth = 0; depth < NS_MAX_DEPTH; depth++) {
 		if (nc_fid_eq(&cur, anc))
 			return -EINVAL;
-		if (cur.f_seq == NC_ROOT_FID_SEQ && cur.f_oid == NC_ROOT_FID_OID)
+		if (cur.f_seq == NC_ROOT_FID_SEQ &&
+		    cur.f_oid == NC_ROOT_FID_OID)
 			return 0;
 		rc = ns_inode_get(txn, &cur, tmp);
 		if (rc == -ENOENT)
@@ -1742,8 +1747,8 @@ static int ns_rename_exchange(struct mds_txn *txn,
 
 static int ns_rename_move(struct mds_txn *txn, const struct nc_rename_req *rn,
 			  struct ns_rename_ctx *c, struct ns_inode *np,
-			  const struct ns_dirent *sd, const struct ns_dirent *td,
-			  bool have_tgt)
+			  const struct ns_dirent *sd,
+			  const struct ns_dirent *td, bool have_tgt)
 {
 	struct ns_inode *op = &c->rc_op;
 	struct ns_inode *src = &c->rc_src;
@@ -2112,7 +2117,8 @@ static bool ns_tmpl_is_empty(const struct nc_layout *t)
 
 static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
 			    const struct nc_cred *cred,
-			    const struct nc_fid *fid, const struct nc_layout *req,
+			    const struct nc_fid *fid,
+			    const struct nc_layout *req,
 			    const struct mds_ost_set *osts,
 			    struct ns_inode *in)
 {
@@ -2547,7 +2553,8 @@ out_free:
 
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st)
 {
-	uint64_t map_size, used, left, inodes, disk_total, disk_free, disk_avail;
+	uint64_t map_size, used, left, inodes;
+	uint64_t disk_total, disk_free, disk_avail;
 	struct mds_txn *txn;
 	struct statvfs vfs;
 	int rc;

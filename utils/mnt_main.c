@@ -727,6 +727,17 @@ out_report:
 	return code;
 }
 
+/* The root of a nacre filesystem is a directory; the kernel would mount it
+ * over a file too, and then find the root's type changed. */
+static int mnt_mountpoint_check(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 int main(int argc, char **argv)
 {
 	struct mnt_args a = {
@@ -737,8 +748,7 @@ int main(int argc, char **argv)
 	};
 	char mountpoint[PATH_MAX];
 	int status_fd = -1;
-	struct stat st;
-	int rc;
+	int rc, err;
 
 	switch (mnt_args_parse(argc, argv, &a)) {
 	case MNT_PARSE_RUN:
@@ -763,20 +773,14 @@ int main(int argc, char **argv)
 		goto out_free_opts;
 	}
 	a.ma_mountpoint = mountpoint;
-	/* The root of a nacre filesystem is a directory: the kernel would
-	 * mount over a file, and then find the root's type changed. */
-	if (stat(mountpoint, &st) == 0 && !S_ISDIR(st.st_mode))
-		errno = ENOTDIR;
-	else if (errno == 0 || S_ISDIR(st.st_mode))
-		errno = 0;
-	if (errno) {
+	err = mnt_mountpoint_check(mountpoint);
+	if (err < 0) {
 		fprintf(stderr, MNT_PROG ": %s: %s\n", mountpoint,
-			strerror(errno));
+			strerror(-err));
 		goto out_free_opts;
 	}
 	if (a.ma_log_path) {
-		int err = mnt_log_open(a.ma_log_path);
-
+		err = mnt_log_open(a.ma_log_path);
 		if (err < 0) {
 			fprintf(stderr, MNT_PROG ": log file %s: %s\n",
 				a.ma_log_path, strerror(-err));
@@ -787,8 +791,7 @@ int main(int argc, char **argv)
 	/* A server that went away must not kill us through a socket. */
 	signal(SIGPIPE, SIG_IGN);
 	if (!a.ma_foreground) {
-		int err = mnt_fork(&status_fd);
-
+		err = mnt_fork(&status_fd);
 		if (err < 0) {
 			fprintf(stderr, MNT_PROG ": fork: %s\n", strerror(-err));
 			goto out_free_opts;

@@ -29,7 +29,7 @@ WORK=$(mktemp -d "$CDIR/e2e-ns.XXXXXX")
 NOST=${OSTS:-4}
 S=1048576
 N=$((NOST < 4 ? NOST : 4))
-MOUNT_NACRE=$top_builddir/utils/mount.nacre
+: "${MOUNT_NACRE:=$top_builddir/utils/mount.nacre}"
 # The unprivileged identity of the permission tests.
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 

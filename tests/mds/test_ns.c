@@ -252,7 +252,8 @@ static void test_create_lookup_getattr(void)
 			0);
 	CU_ASSERT(f2.f_oid > f1.f_oid);
 
-	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "", S_IFREG, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "", S_IFREG, NULL),
+			-EINVAL);
 	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, ".", S_IFREG, NULL),
 			-EINVAL);
 	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "..", S_IFREG, NULL),
@@ -602,8 +603,8 @@ static void test_permissions(void)
 	CU_ASSERT_EQUAL(t_rename(&t_user, &ro, "x", &pub, "x", 0), -EACCES);
 
 	/* Sticky directory: others may not remove or rename my file. */
-	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "tmp", S_IFDIR | 01777,
-				       &sticky), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "tmp",
+				       S_IFDIR | 01777, &sticky), 0);
 	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &sticky, "uf", S_IFREG | 0666,
 				       NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(t_create(&t_other, &sticky, "of", S_IFREG | 0644,
@@ -932,7 +933,8 @@ static void test_layout_inherit(void)
 		CU_ASSERT(l.l_shards[0].ls_ost < T_NOSTS);
 		CU_ASSERT(l.l_shards[1].ls_ost < T_NOSTS);
 		CU_ASSERT(l.l_shards[0].ls_ost != l.l_shards[1].ls_ost);
-		CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &a.a_fid, &out), 0);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &a.a_fid, &out),
+				      0);
 		CU_ASSERT(memcmp(&out, &l, sizeof(l)) == 0);
 	}
 
@@ -983,7 +985,8 @@ static void test_layout_inherit(void)
 	CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &four, &a, &l), 0);
 	CU_ASSERT_EQUAL(l.l_stripe_count, 4);
 	for (int i = 0; i < 4; i++)
-		CU_ASSERT(l.l_shards[i].ls_ost >= 10 && l.l_shards[i].ls_ost < 14);
+		CU_ASSERT(l.l_shards[i].ls_ost >= 10 &&
+			  l.l_shards[i].ls_ost < 14);
 
 	/* No OSTs; an erasure-coded template needing more OSTs than exist. */
 	strcpy(cq.cq_name, "none");
@@ -1074,7 +1077,8 @@ static void test_size_update(void)
 		   b.a_mtime.t_nsec >= a.a_mtime.t_nsec));
 	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), 0);
 	CU_ASSERT_EQUAL(a.a_size, 4096);
-	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 10, &a), 0);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 10, &a),
+			0);
 	CU_ASSERT_EQUAL(a.a_size, 10);
 	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &d, 10, 0, &a), -EISDIR);
 }

@@ -1,0 +1,316 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# nacre end-to-end: restarts.  Data and namespace survive a full stop and
+# start of the cluster; a live mount rides through an MDS restart and OSS
+# restarts and crashes; the destroy queue outlives an OSS that was down when
+# the file was deleted.
+
+# automake runs us as "sh FILE"; the suite needs bash.
+if [ -z "${BASH_VERSION:-}" ]; then
+	exec bash "$0" "$@"
+fi
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+export top_srcdir top_builddir
+export LC_ALL=C
+
+# shellcheck source=/dev/null
+. "$top_srcdir/tests/e2e/lib.sh"
+
+cluster_up
+WORK=$(mktemp -d "$CDIR/e2e-restart.XXXXXX")
+NOST=${OSTS:-4}
+S=1048576
+N=$((NOST < 4 ? NOST : 4))
+# How long a live mount may take to reconnect after a restart.
+RECONNECT=60
+
+# mkdata FILE SIZE SEED: FILE gets SIZE pseudo-random bytes.
+mkdata()
+{
+	python3 - "$1" "$2" "$3" <<'PYEOF'
+import random, sys
+path, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r = random.Random(seed)
+with open(path, "wb") as f:
+    left = size
+    while left > 0:
+        n = min(left, 1 << 20)
+        f.write(r.randbytes(n))
+        left -= n
+PYEOF
+}
+
+# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
+# document read from stdin and prints the result.
+jget()
+{
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+if isinstance(d, list) and len(d) == 1:
+    d = d[0]
+v = eval(sys.argv[1], {"d": d})
+if isinstance(v, bool):
+    print("true" if v else "false")
+elif isinstance(v, (dict, list)):
+    print(json.dumps(v, sort_keys=True))
+else:
+    print(v)
+' "$1"
+}
+
+# status_json: the launcher's view of the cluster.
+status_json()
+{
+	"$CLUSTER" status --json --dir "$CDIR"
+}
+
+# oss_names: the OSS daemons, one name a line (oss0, oss1, ...).
+oss_names()
+{
+	status_json | jget '" ".join(x["name"] for x in d["daemons"] if x["name"] != "mds")' |
+		tr ' ' '\n'
+}
+
+# all_running: every daemon of the cluster is running.
+all_running()
+{
+	[ "$(status_json | jget 'all(x["state"] == "running" for x in d["daemons"])')" = true ]
+}
+
+# listing DIR: the namespace under DIR with what must survive a restart.
+listing()
+{
+	(
+		cd "$1" &&
+			find . \( -type f -printf 'f %m %n %s %T@ %p\n' \) -o \
+				\( -type l -printf 'l %p -> %l\n' \) -o \
+				-printf '%y %m %p\n' | sort
+	)
+}
+
+# reads_back REF FILE: FILE has REF's bytes (one attempt, bounded in time so
+# that a stuck request cannot hang the suite).
+reads_back()
+{
+	timeout -k 5 90 cmp -s "$1" "$2"
+}
+
+# retry SECONDS CMD...: runs CMD until it succeeds, giving up once SECONDS
+# have passed.  Unlike wait_until it counts wall time, as one attempt may
+# block for a while on a reconnecting mount.
+retry()
+{
+	local secs=$1 deadline
+	shift
+	deadline=$((SECONDS + secs))
+	until "$@"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "still failing after ${secs}s: $*" >&2
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# wait_gone SECONDS PATH...: waits until none of the PATHs exists.
+wait_gone()
+{
+	local secs=$1 deadline left p
+	shift
+	deadline=$((SECONDS + secs))
+	while :; do
+		left=""
+		for p in "$@"; do
+			if [ -e "$p" ]; then
+				left="$left $p"
+			fi
+		done
+		if [ -z "$left" ]; then
+			return 0
+		fi
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "still present after ${secs}s:$left" >&2
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
+# The dataset: a tree of small files, a hard link, a symlink, an xattr and a
+# multi-stripe file spanning several rows.
+BIG=$((3 * N * S + 4321))
+
+test_1()
+{
+	local i
+	mkdir -p "$WORK/ds/a/b" "$WORK/ds/c"
+	for i in $(seq 1 40); do
+		mkdata "$WORK/ds/a/small$i" $((i * 997)) "$i"
+	done
+	for i in $(seq 1 10); do
+		mkdata "$WORK/ds/a/b/deep$i" $((i * 5003)) $((100 + i))
+	done
+	mkdata "$WORK/ds/c/big" "$BIG" 999
+	: > "$WORK/ds/c/empty"
+	ln "$WORK/ds/a/small1" "$WORK/ds/a/hardlink"
+	ln -s ../a/small2 "$WORK/ds/c/symlink"
+	cp -a "$WORK/ds" "$MNT/ds"
+	setfattr -n user.survives -v yes "$MNT/ds/c/big"
+	(cd "$WORK/ds" && find . -type f -print0 | sort -z | xargs -0 sha256sum) > "$WORK/sums"
+	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
+	listing "$MNT/ds" > "$WORK/listing.before"
+	assert_eq "$(wc -l < "$WORK/listing.before")" "$(cd "$WORK/ds" && find . | wc -l)" \
+		"entries in the listing"
+	sync
+}
+run_test 1 "write a dataset and record its checksums" test_1
+
+test_2()
+{
+	"$CLUSTER" down --dir "$CDIR"
+	if mountpoint -q "$MNT"; then
+		echo "$MNT is still mounted after down" >&2
+		false
+	fi
+	if [ "$(status_json | jget 'any(x["state"] == "running" for x in d["daemons"])')" != false ]; then
+		echo "daemons still running after down" >&2
+		false
+	fi
+	"$CLUSTER" up --dir "$CDIR"
+	mountpoint -q "$MNT"
+	all_running
+	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
+	listing "$MNT/ds" > "$WORK/listing.after-up"
+	diff "$WORK/listing.before" "$WORK/listing.after-up"
+	assert_eq "$(getfattr --absolute-names -n user.survives --only-values "$MNT/ds/c/big")" \
+		"yes" "xattr after restart"
+	assert_eq "$(stat -c %h "$MNT/ds/a/hardlink")" "2" "link count after restart"
+	# The restarted filesystem takes new files as before.
+	echo new > "$MNT/ds/after-up"
+	assert_eq "$(cat "$MNT/ds/after-up")" "new" "a file created after restart"
+	rm "$MNT/ds/after-up"
+}
+run_test 2 "down and up again: checksums and namespace identical" test_2
+
+test_3()
+{
+	"$CLUSTER" restart mds --dir "$CDIR"
+	all_running
+	# The first requests wait for the mount to reconnect.
+	retry "$RECONNECT" timeout -k 5 90 ls "$MNT/ds/a"
+	retry "$RECONNECT" reads_back "$WORK/ds/c/big" "$MNT/ds/c/big"
+	retry "$RECONNECT" timeout -k 5 90 touch "$MNT/ds/after-mds"
+	mkdata "$WORK/after-mds" $((S + 3)) 31
+	cp "$WORK/after-mds" "$MNT/ds/after-mds"
+	cmp "$WORK/after-mds" "$MNT/ds/after-mds"
+	mkdir "$MNT/ds/dir-after-mds"
+	mv "$MNT/ds/after-mds" "$MNT/ds/dir-after-mds/moved"
+	cmp "$WORK/after-mds" "$MNT/ds/dir-after-mds/moved"
+	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
+	rm -r "$MNT/ds/dir-after-mds"
+	listing "$MNT/ds" > "$WORK/listing.after-mds"
+	diff "$WORK/listing.before" "$WORK/listing.after-mds"
+}
+run_test 3 "the live mount works again after an MDS restart" test_3
+
+test_4()
+{
+	local name
+	oss_names > "$WORK/oss.names"
+	assert_eq "$(wc -l < "$WORK/oss.names")" "$NOST" "OSS daemons"
+	while read -r name; do
+		echo "restarting $name"
+		"$CLUSTER" restart oss "${name#oss}" --dir "$CDIR"
+		all_running
+		retry "$RECONNECT" reads_back "$WORK/ds/c/big" "$MNT/ds/c/big"
+		cmp "$WORK/ds/c/big" "$MNT/ds/c/big"
+	done < "$WORK/oss.names"
+	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
+}
+run_test 4 "restart each OSS in turn and re-read the multi-stripe file" test_4
+
+test_5()
+{
+	local pid
+	if [ "$NOST" -lt 2 ]; then
+		echo "SKIP (needs 2 OSS, have $NOST)"
+		return 0
+	fi
+	pid=$(cluster_pid oss1)
+	"$CLUSTER" kill oss 1 --dir "$CDIR"
+	if [ -e "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2> /dev/null; then
+		echo "oss1 (pid $pid) still alive after kill" >&2
+		false
+	fi
+	assert_eq "$(status_json | jget '[x["state"] for x in d["daemons"] if x["name"] == "oss1"][0]')" \
+		"stopped" "state of oss1 after kill"
+	"$CLUSTER" start oss 1 --dir "$CDIR"
+	all_running
+	retry "$RECONNECT" reads_back "$WORK/ds/c/big" "$MNT/ds/c/big"
+	cmp "$WORK/ds/c/big" "$MNT/ds/c/big"
+	# Writes reach the restarted OSS too.
+	mkdata "$WORK/after-kill" $((N * S + 99)) 55
+	retry "$RECONNECT" timeout -k 5 90 cp "$WORK/after-kill" "$MNT/ds/after-kill"
+	cmp "$WORK/after-kill" "$MNT/ds/after-kill"
+	rm "$MNT/ds/after-kill"
+}
+run_test 5 "kill oss 1, start it again and read" test_5
+
+test_6()
+{
+	local json fid name osts ost p down_objs up_objs
+	mkdata "$WORK/doomed" $((N * S)) 66
+	cp "$WORK/doomed" "$MNT/ds/doomed"
+	json=$("$NACRE" getstripe --json "$MNT/ds/doomed")
+	echo "$json"
+	fid=$(jget 'd["fid"]' <<< "$json")
+	# The last OSS goes down; its OSTs' objects of this file cannot be
+	# destroyed until it is back.
+	name=$(oss_names | tail -n 1)
+	osts=$(status_json | jget '" ".join(str(o) for x in d["daemons"] if x["name"] == "'"$name"'" for o in x["osts"])')
+	down_objs=()
+	up_objs=()
+	for ost in $(jget '" ".join(str(s["ost"]) for s in d["shards"])' <<< "$json"); do
+		p=$(ost_object_path "$ost" "$fid")
+		test -e "$p"
+		if [[ " $osts " == *" $ost "* ]]; then
+			down_objs+=("$p")
+		else
+			up_objs+=("$p")
+		fi
+	done
+	echo "$name serves OSTs $osts; objects there: ${down_objs[*]}"
+	[ "${#down_objs[@]}" -ge 1 ]
+	"$CLUSTER" stop oss "${name#oss}" --dir "$CDIR"
+	rm "$MNT/ds/doomed"
+	if [ -e "$MNT/ds/doomed" ]; then
+		echo "doomed still exists after rm" >&2
+		false
+	fi
+	if [ "${#up_objs[@]}" -gt 0 ]; then
+		wait_gone 30 "${up_objs[@]}"
+	fi
+	for p in "${down_objs[@]}"; do
+		test -e "$p"
+	done
+	# Retried once the OSS is back.
+	"$CLUSTER" start oss "${name#oss}" --dir "$CDIR"
+	all_running
+	wait_gone 30 "${down_objs[@]}"
+}
+run_test 6 "a file deleted while an OSS is down loses its objects once it is back" test_6
+
+test_7()
+{
+	all_running
+	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
+	listing "$MNT/ds" > "$WORK/listing.end"
+	diff "$WORK/listing.before" "$WORK/listing.end"
+}
+run_test 7 "after all restarts the dataset is intact" test_7
+
+finish

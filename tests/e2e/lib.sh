@@ -318,7 +318,7 @@ print(os.strerror(getattr(errno, sys.argv[1])))' "$text" 2>/dev/null) || text=$1
 	rm -f -- "$errf"
 }
 
-# ---------------------------------------------------------------- helpers
+# ---------------------------------------------------------------- utilities
 
 # ost_object_path OST_INDEX FID: the object store names an object
 # O/XX/SEQ:OID, XX the low byte of the oid in lower-case hex.

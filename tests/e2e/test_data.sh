@@ -355,11 +355,13 @@ run_test 9 "a ${N}-stripe file puts one full chunk in each OST object" test_9
 
 test_10()
 {
-	local f=sz-$((3 * N * S + 12345))
+	local f=rows
 	# Rebuilt from the objects alone, with chunk c on shard c % N at
 	# object offset (c / N) * S, the file must equal its reference.
-	test -f "$MNT/sizes/$f"
-	shard_objects "$MNT/sizes/$f" > "$WORK/big.objs"
+	mkdata "$WORK/$f" $((3 * N * S + 12345)) 41
+	pywrite "$WORK/$f" "$MNT/$f" 1000003
+	assert_file_eq "$WORK/$f" "$MNT/$f"
+	shard_objects "$MNT/$f" > "$WORK/big.objs"
 	python3 - "$WORK/$f" "$S" "$WORK/big.objs" <<'PYEOF'
 import sys
 ref = open(sys.argv[1], "rb").read()

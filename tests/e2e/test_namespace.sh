@@ -392,7 +392,11 @@ test_11()
 	# so other users are tested through a second mount of our own.
 	m=$(mktemp -d)
 	chmod 0755 "$m"
-	"$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m" -o allow_other
+	if ! "$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m" -o allow_other; then
+		rmdir "$m"
+		echo "the second mount failed" >&2
+		false
+	fi
 	set +e
 	(
 		set -e

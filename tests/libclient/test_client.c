@@ -1,0 +1,1385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Component tests of libnacre against an in-process filesystem: one MDS and
+ * four OSSes (one OST each) on loopback, started by each suite on a fresh
+ * temporary directory.  The tests go through the public API (nacre.h) and
+ * look at the OST directories on disk only to check where objects live and
+ * that unlinked files lose them.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "mds/server.h"
+#include "nacre.h"
+#include "oss/server.h"
+
+#define FSNAME "clientfs"
+#define N_OSS 4
+#define S (1u << 20)            /* the default stripe size */
+
+/* What a suite starts; torn down by suite_fini. */
+static char base_dir[256];
+static char ost_dir[N_OSS][300];
+static char mds_addr[64];
+static struct mds_server *mds;
+static struct oss_server *oss[N_OSS];
+static struct nacre_fs *fs;
+
+/* ---- helpers ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* xorshift64*: the same bytes for the same seed on every run. */
+static void fill_random(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		p[i] = (unsigned char)((x * 0x2545f4914f6cdd1dull) >> 56);
+	}
+}
+
+static bool is_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* pwrite may write less than asked (large requests): loop as callers do. */
+static int write_all(struct nacre_file *f, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = nacre_pwrite(f, (const char *)buf + done, len - done,
+					 (off_t)(off + done));
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads until @len bytes or end of file; returns the bytes read or an error. */
+static ssize_t read_all(struct nacre_file *f, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = nacre_pread(f, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* Creates @path (which must not exist) holding @len bytes of @data. */
+static void make_file(const char *path, const void *data, size_t len)
+{
+	struct nacre_file *f = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, path, O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+}
+
+static uint64_t path_size(const char *path)
+{
+	struct nacre_stat st;
+
+	memset(&st, 0, sizeof(st));
+	CU_ASSERT_EQUAL(nacre_stat(fs, path, &st), 0);
+	return st.size;
+}
+
+/* Where OST @ost keeps the object of @fid: DIR/O/XX/SEQ:OID. */
+static void obj_path(uint32_t ost, const struct nacre_fid *fid, char *buf, size_t len)
+{
+	char fidstr[40];
+
+	nacre_fid_format(fid, fidstr);
+	snprintf(buf, len, "%s/O/%02x/%s", ost_dir[ost], (unsigned int)(fid->oid & 0xff),
+		 fidstr);
+}
+
+static bool obj_exists(uint32_t ost, const struct nacre_fid *fid)
+{
+	char path[512];
+	struct stat st;
+
+	obj_path(ost, fid, path, sizeof(path));
+	return stat(path, &st) == 0;
+}
+
+/* Polls until no OST holds an object of @fid; false after @ms. */
+static bool wait_objects_gone(const struct nacre_fid *fid, int ms)
+{
+	int64_t deadline = now_ms() + ms;
+
+	for (;;) {
+		bool any = false;
+
+		for (uint32_t i = 0; i < N_OSS; i++)
+			any |= obj_exists(i, fid);
+		if (!any)
+			return true;
+		if (now_ms() > deadline)
+			return false;
+		sleep_ms(50);
+	}
+}
+
+static int count_up_osts(struct nacre_fs *f)
+{
+	struct nacre_ost *list = NULL;
+	unsigned int n = 0;
+	int up = 0;
+
+	if (nacre_ost_list(f, &list, &n))
+		return -1;
+	for (unsigned int i = 0; i < n; i++)
+		up += list[i].up;
+	free(list);
+	return up;
+}
+
+/* A loopback port nobody listens on (bound, then released). */
+static int closed_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* ---- suite setup ---- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void servers_free(void)
+{
+	nacre_disconnect(fs);
+	fs = NULL;
+	for (int i = 0; i < N_OSS; i++) {
+		oss_server_free(oss[i]);
+		oss[i] = NULL;
+	}
+	mds_server_free(mds);
+	mds = NULL;
+}
+
+static int start_oss(int i)
+{
+	struct oss_conf oc = { 0 };
+	int rc;
+
+	oc.oc_fsname = FSNAME;
+	oc.oc_mds = mds_addr;
+	oc.oc_listen = "tcp://127.0.0.1:0";
+	oc.oc_format = true;
+	oc.oc_threads = 4;
+	oc.oc_nosts = 1;
+	oc.oc_osts[0].index = (uint32_t)i;
+	oc.oc_osts[0].dir = ost_dir[i];
+	rc = oss_server_new(&oc, &oss[i]);
+	if (rc)
+		return rc;
+	if (oss_server_port(oss[i]) <= 0)
+		return -EINVAL;
+	return oss_server_start(oss[i]);
+}
+
+static int suite_init(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char mdt_dir[300];
+	struct mds_conf mc = { 0 };
+	int64_t deadline;
+	int rc;
+
+	snprintf(base_dir, sizeof(base_dir), "%s/nacre-client-XXXXXX",
+		 tmp && *tmp ? tmp : P_tmpdir);
+	if (!mkdtemp(base_dir))
+		return -1;
+	snprintf(mdt_dir, sizeof(mdt_dir), "%s/mdt", base_dir);
+	mc.mc_dir = mdt_dir;
+	mc.mc_fsname = FSNAME;
+	mc.mc_listen = "tcp://127.0.0.1:0";
+	mc.mc_format = true;
+	mc.mc_destroy_interval_ms = 200;
+	rc = mds_server_new(&mc, &mds);
+	if (!rc)
+		rc = mds_server_start(mds);
+	if (rc) {
+		fprintf(stderr, "MDS: %s\n", nacre_strerror(rc));
+		goto out_free;
+	}
+	snprintf(mds_addr, sizeof(mds_addr), "tcp://127.0.0.1:%d", mds_server_port(mds));
+	for (int i = 0; i < N_OSS; i++) {
+		snprintf(ost_dir[i], sizeof(ost_dir[i]), "%s/ost%d", base_dir, i);
+		rc = start_oss(i);
+		if (rc) {
+			fprintf(stderr, "OSS %d: %s\n", i, nacre_strerror(rc));
+			goto out_free;
+		}
+	}
+	rc = nacre_connect(mds_addr, FSNAME, NULL, &fs);
+	if (rc) {
+		fprintf(stderr, "connect: %s\n", nacre_strerror(rc));
+		goto out_free;
+	}
+	/* The OSSes register from their own threads: wait for all four. */
+	deadline = now_ms() + 10000;
+	while (count_up_osts(fs) != N_OSS) {
+		if (now_ms() > deadline) {
+			fprintf(stderr, "the OSTs did not come up\n");
+			goto out_free;
+		}
+		sleep_ms(20);
+	}
+	return 0;
+out_free:
+	servers_free();
+	nftw(base_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return -1;
+}
+
+static int suite_fini(void)
+{
+	servers_free();
+	return nftw(base_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- connecting ---- */
+
+static void test_connect_errors(void)
+{
+	struct nacre_fs *bad = NULL;
+	char addr[64];
+	int64_t t0;
+	int port, rc;
+
+	t0 = now_ms();
+	rc = nacre_connect(mds_addr, "otherfs", NULL, &bad);
+	CU_ASSERT(rc < 0);
+	CU_ASSERT_EQUAL(rc, -NC_E_FSNAME);
+	CU_ASSERT(now_ms() - t0 < 5000);
+	CU_ASSERT_PTR_NULL(bad);
+	if (rc == 0)
+		nacre_disconnect(bad);
+
+	port = closed_port();
+	CU_ASSERT_FATAL(port > 0);
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", port);
+	bad = NULL;
+	t0 = now_ms();
+	rc = nacre_connect(addr, FSNAME, NULL, &bad);
+	CU_ASSERT_EQUAL(rc, -ECONNREFUSED);
+	CU_ASSERT(now_ms() - t0 < 5000);
+	if (rc == 0)
+		nacre_disconnect(bad);
+
+	CU_ASSERT_STRING_EQUAL(nacre_fs_name(fs), FSNAME);
+	CU_ASSERT_STRING_EQUAL(nacre_fs_mds_addr(fs), mds_addr);
+}
+
+/* ---- namespace ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_namespace(void)
+{
+	static const char *const names[] = { "a", "bb", "ccc", "dddd", "e" };
+	const int nnames = (int)(sizeof(names) / sizeof(names[0]));
+	struct nacre_dirent ents[2];
+	struct nacre_file *f = NULL;
+	struct nacre_stat st, st2;
+	char *got[16], path[64], buf[64];
+	uint64_t cookie = 0;
+	bool eof = false;
+	int ngot = 0, pages = 0, rc;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/ns", 0755), 0);
+	CU_ASSERT_EQUAL(nacre_mkdir(fs, "/ns", 0755), -EEXIST);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns", &st), 0);
+	CU_ASSERT(S_ISDIR(st.mode));
+	CU_ASSERT_EQUAL(st.mode & 07777, 0755);
+	CU_ASSERT_EQUAL(st.nlink, 2);
+
+	/* Create and stat. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ns/f", O_CREAT | O_EXCL | O_RDWR, 0640, &f), 0);
+	CU_ASSERT_EQUAL(nacre_pwrite(f, "hello world", 11, 0), 11);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/f", &st), 0);
+	CU_ASSERT(S_ISREG(st.mode));
+	CU_ASSERT_EQUAL(st.mode & 07777, 0640);
+	CU_ASSERT_EQUAL(st.nlink, 1);
+	CU_ASSERT_EQUAL(st.size, 11);
+	CU_ASSERT_EQUAL(st.uid, geteuid());
+	f = NULL;
+	CU_ASSERT_EQUAL(nacre_open(fs, "/ns/f", O_CREAT | O_EXCL | O_RDWR, 0644, &f), -EEXIST);
+	CU_ASSERT_PTR_NULL(f);
+	/* Without O_EXCL the existing file opens, with its data. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ns/f", O_CREAT | O_RDONLY, 0644, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 11);
+	CU_ASSERT_STRING_EQUAL(buf, "hello world");
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* readdir in pages of two returns exactly what was created. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/ns/d", 0755), 0);
+	for (int i = 0; i < nnames; i++) {
+		snprintf(path, sizeof(path), "/ns/d/%s", names[i]);
+		if (i == 3) {
+			CU_ASSERT_EQUAL(nacre_mkdir(fs, path, 0700), 0);
+		} else {
+			f = NULL;
+			CU_ASSERT_EQUAL(nacre_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0600,
+						   &f), 0);
+			CU_ASSERT_EQUAL(nacre_close(f), 0);
+		}
+	}
+	while (!eof && pages < 10) {
+		rc = nacre_readdir(fs, "/ns/d", cookie, ents, 2, &eof);
+		CU_ASSERT(rc >= 0 && rc <= 2);
+		if (rc < 0)
+			break;
+		pages++;
+		for (int i = 0; i < rc && ngot < 16; i++) {
+			got[ngot++] = strdup(ents[i].name);
+			CU_ASSERT_EQUAL(ents[i].type, !strcmp(ents[i].name, "dddd") ? S_IFDIR :
+										  S_IFREG);
+			cookie = ents[i].cookie;
+		}
+		if (rc == 0 && !eof)
+			break; /* no progress: would loop forever */
+	}
+	CU_ASSERT(eof);
+	CU_ASSERT(pages >= 3);
+	CU_ASSERT_EQUAL(ngot, nnames);
+	if (ngot == nnames) {
+		const char *want[8];
+
+		for (int i = 0; i < nnames; i++)
+			want[i] = names[i];
+		qsort(got, (size_t)ngot, sizeof(got[0]), cmp_str);
+		qsort(want, (size_t)nnames, sizeof(want[0]), cmp_str);
+		for (int i = 0; i < nnames; i++)
+			CU_ASSERT_STRING_EQUAL(got[i], want[i]);
+	}
+	for (int i = 0; i < ngot; i++)
+		free(got[i]);
+	CU_ASSERT_EQUAL(nacre_readdir(fs, "/ns/f", 0, ents, 2, &eof), -ENOTDIR);
+
+	/* rename keeps the inode. */
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/f", &st), 0);
+	CU_ASSERT_EQUAL(nacre_rename(fs, "/ns/f", "/ns/g"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/f", &st2), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/g", &st2), 0);
+	CU_ASSERT_EQUAL(st2.fid.seq, st.fid.seq);
+	CU_ASSERT_EQUAL(st2.fid.oid, st.fid.oid);
+	CU_ASSERT_EQUAL(st2.size, 11);
+
+	/* link */
+	CU_ASSERT_EQUAL(nacre_link(fs, "/ns/g", "/ns/d/g2"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/g", &st), 0);
+	CU_ASSERT_EQUAL(st.nlink, 2);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/d/g2", &st2), 0);
+	CU_ASSERT_EQUAL(st2.nlink, 2);
+	CU_ASSERT_EQUAL(st2.fid.oid, st.fid.oid);
+	CU_ASSERT_EQUAL(nacre_link(fs, "/ns/g", "/ns/d/g2"), -EEXIST);
+
+	/* symlink and readlink; stat follows, lstat does not. */
+	CU_ASSERT_EQUAL(nacre_symlink(fs, "/ns/g", "/ns/sl"), 0);
+	memset(buf, 'x', sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_readlink(fs, "/ns/sl", buf, sizeof(buf)), 5);
+	CU_ASSERT_STRING_EQUAL(buf, "/ns/g");
+	CU_ASSERT_EQUAL(nacre_lstat(fs, "/ns/sl", &st2), 0);
+	CU_ASSERT(S_ISLNK(st2.mode));
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/sl", &st2), 0);
+	CU_ASSERT(S_ISREG(st2.mode));
+	CU_ASSERT_EQUAL(st2.fid.oid, st.fid.oid);
+	CU_ASSERT_EQUAL(nacre_readlink(fs, "/ns/g", buf, sizeof(buf)), -EINVAL);
+	CU_ASSERT_EQUAL(nacre_symlink(fs, "d", "/ns/reldir"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/reldir/g2", &st2), 0);
+	CU_ASSERT_EQUAL(st2.fid.oid, st.fid.oid);
+
+	/* unlink drops a link. */
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ns/d/g2"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/d/g2", &st2), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/g", &st), 0);
+	CU_ASSERT_EQUAL(st.nlink, 1);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ns/sl"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/g", &st), 0); /* the target stays */
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ns/reldir"), 0);
+
+	/* Errors. */
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/ns/d"), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/missing", &st), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/missing/x", &st), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ns/missing"), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/ns/missing"), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_mkdir(fs, "/ns/missing/x", 0755), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_rename(fs, "/ns/missing", "/ns/x"), -ENOENT);
+	f = NULL;
+	CU_ASSERT_EQUAL(nacre_open(fs, "/ns/missing", O_RDONLY, 0, &f), -ENOENT);
+	CU_ASSERT_PTR_NULL(f);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/g/x", &st), -ENOTDIR);
+	CU_ASSERT_EQUAL(nacre_mkdir(fs, "/ns/g/x", 0755), -ENOTDIR);
+	CU_ASSERT_EQUAL(nacre_open(fs, "/ns/g/x", O_CREAT | O_RDWR, 0644, &f), -ENOTDIR);
+	CU_ASSERT_EQUAL(nacre_open(fs, "/ns/d", O_WRONLY, 0, &f), -EISDIR);
+	CU_ASSERT_EQUAL(nacre_open(fs, "/ns/d", O_RDWR, 0, &f), -EISDIR);
+	CU_ASSERT_PTR_NULL(f);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/ns/g"), -ENOTDIR);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ns/d"), -EISDIR);
+
+	/* Emptying the directory lets rmdir work. */
+	for (int i = 0; i < nnames; i++) {
+		snprintf(path, sizeof(path), "/ns/d/%s", names[i]);
+		CU_ASSERT_EQUAL(i == 3 ? nacre_rmdir(fs, path) : nacre_unlink(fs, path), 0);
+	}
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/ns/d"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns/d", &st), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ns", &st), 0);
+	CU_ASSERT_EQUAL(st.nlink, 2);
+}
+
+/* ---- data ---- */
+
+/* Writes @len random bytes at @off of a new file, reads them back through
+ * the writing handle and through a fresh one, and checks the size. */
+static void roundtrip(const char *path, size_t len, uint64_t off, uint64_t seed)
+{
+	size_t total = (size_t)off + len;
+	unsigned char *data = malloc(len ? len : 1);
+	unsigned char *back = malloc(total + 100);
+	struct nacre_file *f = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, seed);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, path, O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, off), 0);
+	memset(back, 0xa5, total + 100);
+	CU_ASSERT_EQUAL(read_all(f, back, len, off), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, len) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* An empty write does not extend the file. */
+	CU_ASSERT_EQUAL(path_size(path), len ? total : 0);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, path, O_RDONLY, 0, &f), 0);
+	memset(back, 0xa5, total + 100);
+	CU_ASSERT_EQUAL(read_all(f, back, total + 100, 0), len ? (ssize_t)total : 0);
+	if (len) {
+		CU_ASSERT(is_zero(back, (size_t)off));
+		CU_ASSERT(memcmp(back + off, data, len) == 0);
+	}
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	free(back);
+	free(data);
+}
+
+static void test_data_sizes(void)
+{
+	static const size_t sizes[] = { 0, 1, S - 1, S, S + 1, 4 * S, 4 * S + 12345,
+					9 * S + 7 };
+	/* Offsets inside a chunk, just before a boundary and past a row. */
+	static const uint64_t offs[] = { 0, 12345, S - 3, 4 * S + 777 };
+	char path[64];
+	int n = 0;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/data", 0755), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (size_t j = 0; j < sizeof(offs) / sizeof(offs[0]); j++) {
+			/* Keep the run short: the largest sizes at two offsets. */
+			if (sizes[i] > 4 * S && j % 2)
+				continue;
+			snprintf(path, sizeof(path), "/data/f%zu_%zu", i, j);
+			roundtrip(path, sizes[i], offs[j], 1000 + (uint64_t)n++);
+		}
+	}
+}
+
+static void test_default_layout(void)
+{
+	struct nacre_layout l;
+	struct nacre_file *f = NULL;
+	bool seen[N_OSS] = { false };
+
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/deflayout", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	memset(&l, 0xff, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/deflayout", &l), 0);
+	CU_ASSERT_EQUAL(l.stripe_size, S);
+	CU_ASSERT_EQUAL(l.stripe_count, N_OSS);
+	CU_ASSERT_EQUAL(l.shard_count, N_OSS);
+	CU_ASSERT_EQUAL(l.m, 0);
+	for (uint32_t i = 0; i < l.shard_count && i < NACRE_MAX_STRIPES; i++) {
+		CU_ASSERT(l.shards[i].ost < N_OSS);
+		if (l.shards[i].ost < N_OSS) {
+			CU_ASSERT(!seen[l.shards[i].ost]);
+			seen[l.shards[i].ost] = true;
+		}
+	}
+}
+
+static void test_sparse(void)
+{
+	const uint64_t at = 10ull * S, far = (5ull << 30) + 3;
+	const size_t len = 4096 + 17;
+	unsigned char *data = malloc(len), *back = malloc(at + len);
+	struct nacre_file *f = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 77);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sparse", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, at), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(path_size("/sparse"), at + len);
+
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sparse", O_RDONLY, 0, &f), 0);
+	memset(back, 0x5a, at + len);
+	CU_ASSERT_EQUAL(read_all(f, back, at + len, 0), (ssize_t)(at + len));
+	CU_ASSERT(is_zero(back, at));
+	CU_ASSERT(memcmp(back + at, data, len) == 0);
+	/* A read wholly inside the hole, across chunk boundaries. */
+	memset(back, 0x5a, 3 * S);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, 3 * S, S / 2), (ssize_t)(3 * S));
+	CU_ASSERT(is_zero(back, 3 * S));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* Offsets past 4 GiB keep all their bits. */
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sparse5g", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, far), 0);
+	CU_ASSERT_EQUAL(path_size("/sparse5g"), far + len);
+	memset(back, 0x5a, len + 100);
+	CU_ASSERT_EQUAL(read_all(f, back, len + 100, far - 100), (ssize_t)(len + 100));
+	CU_ASSERT(is_zero(back, 100));
+	CU_ASSERT(memcmp(back + 100, data, len) == 0);
+	memset(back, 0x5a, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len, far - (4ull << 30)), (ssize_t)len);
+	CU_ASSERT(is_zero(back, len));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/sparse5g"), 0);
+	free(back);
+	free(data);
+}
+
+static void test_overwrite(void)
+{
+	static const struct {
+		uint64_t off;
+		size_t len;
+	} ow[] = {
+		{ S - 100, 200 },               /* across the first boundary */
+		{ 2 * S - 1, S + 2 },           /* one byte each side of a chunk */
+		{ 3 * S + 777, 2 * S },         /* across a row */
+		{ 5 * S - 5, 10 },
+		{ 1, 1 },
+		{ 6 * S - 50, 100 },            /* extends the file */
+		{ 123457, 4 * S + 3 },          /* touches every object */
+	};
+	const size_t cap = 7 * S;
+	unsigned char *ref = calloc(1, cap), *buf = malloc(cap), *back = malloc(cap);
+	struct nacre_file *f = NULL;
+	size_t size = 6 * S;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(ref, size, 5);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/overwrite", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(write_all(f, ref, size, 0), 0);
+	for (size_t i = 0; i < sizeof(ow) / sizeof(ow[0]); i++) {
+		fill_random(buf, ow[i].len, 100 + i);
+		CU_ASSERT_EQUAL(write_all(f, buf, ow[i].len, ow[i].off), 0);
+		memcpy(ref + ow[i].off, buf, ow[i].len);
+		if (ow[i].off + ow[i].len > size)
+			size = (size_t)(ow[i].off + ow[i].len);
+	}
+	memset(back, 0, cap);
+	CU_ASSERT_EQUAL(read_all(f, back, cap, 0), (ssize_t)size);
+	CU_ASSERT(memcmp(back, ref, size) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(path_size("/overwrite"), size);
+
+	/* And through a handle that did not write. */
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/overwrite", O_RDONLY, 0, &f), 0);
+	memset(back, 0, cap);
+	CU_ASSERT_EQUAL(read_all(f, back, cap, 0), (ssize_t)size);
+	CU_ASSERT(memcmp(back, ref, size) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	free(back);
+	free(buf);
+	free(ref);
+}
+
+static void test_eof_reads(void)
+{
+	const size_t len = 2 * S + 10;
+	unsigned char *data = malloc(len), back[200];
+	struct nacre_file *f = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	fill_random(data, len, 9);
+	make_file("/eof", data, len);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/eof", O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, sizeof(back), (off_t)len), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, sizeof(back), (off_t)len + 100), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, sizeof(back), 100ll * S), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, sizeof(back), (off_t)len - 30), 30);
+	CU_ASSERT(memcmp(back, data + len - 30, 30) == 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, 0, 0), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, 10, -1), -EINVAL);
+	/* Writes through a read-only handle are refused. */
+	CU_ASSERT_EQUAL(nacre_pwrite(f, back, 10, 0), -EBADF);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	free(data);
+}
+
+static void test_append(void)
+{
+	unsigned char a[100], b[50], c[30], back[256];
+	struct nacre_file *f = NULL;
+
+	fill_random(a, sizeof(a), 11);
+	fill_random(b, sizeof(b), 12);
+	fill_random(c, sizeof(c), 13);
+	make_file("/append", a, sizeof(a));
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/append", O_WRONLY | O_APPEND, 0, &f), 0);
+	/* With O_APPEND the offset given is ignored. */
+	CU_ASSERT_EQUAL(nacre_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CU_ASSERT_EQUAL(nacre_pwrite(f, c, sizeof(c), 7), (ssize_t)sizeof(c));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(path_size("/append"), sizeof(a) + sizeof(b) + sizeof(c));
+
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/append", O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, sizeof(back), 0),
+			(ssize_t)(sizeof(a) + sizeof(b) + sizeof(c)));
+	CU_ASSERT(memcmp(back, a, sizeof(a)) == 0);
+	CU_ASSERT(memcmp(back + sizeof(a), b, sizeof(b)) == 0);
+	CU_ASSERT(memcmp(back + sizeof(a) + sizeof(b), c, sizeof(c)) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+}
+
+/* ---- truncate ---- */
+
+static void test_truncate(void)
+{
+	const size_t len = 4 * S + 12345;
+	unsigned char *data = malloc(len), *back = malloc(len + S);
+	unsigned char tail[10];
+	struct nacre_file *f = NULL;
+	const uint64_t cut = S + 100;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 21);
+
+	/* ftruncate down, then up: the gap reads as zeros. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/trunc", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, 0), 0);
+	CU_ASSERT_EQUAL(nacre_ftruncate(f, cut), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc"), cut);
+	memset(back, 0xee, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)cut);
+	CU_ASSERT(memcmp(back, data, cut) == 0);
+	CU_ASSERT_EQUAL(nacre_ftruncate(f, len), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc"), len);
+	memset(back, 0xee, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len + 10, 0), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, cut) == 0);
+	CU_ASSERT(is_zero(back + cut, len - cut));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* truncate by path, then a write past a cut inside the first chunk. */
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/trunc", 10), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc"), 10);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/trunc", O_RDWR, 0, &f), 0);
+	fill_random(tail, sizeof(tail), 22);
+	CU_ASSERT_EQUAL(nacre_pwrite(f, tail, sizeof(tail), 2 * S + 5), (ssize_t)sizeof(tail));
+	CU_ASSERT_EQUAL(path_size("/trunc"), 2 * S + 5 + sizeof(tail));
+	memset(back, 0xee, 3 * S);
+	CU_ASSERT_EQUAL(read_all(f, back, 3 * S, 0), (ssize_t)(2 * S + 5 + sizeof(tail)));
+	CU_ASSERT(memcmp(back, data, 10) == 0);
+	CU_ASSERT(is_zero(back + 10, 2 * S + 5 - 10));
+	CU_ASSERT(memcmp(back + 2 * S + 5, tail, sizeof(tail)) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* truncate by path up, then to zero. */
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/trunc", 5 * S), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc"), 5 * S);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/trunc", O_RDONLY, 0, &f), 0);
+	memset(back, 0xee, 5 * S);
+	CU_ASSERT_EQUAL(read_all(f, back, 5 * S + 1, 0), (ssize_t)(5 * S));
+	CU_ASSERT(memcmp(back, data, 10) == 0);
+	CU_ASSERT(is_zero(back + 10, 2 * S + 5 - 10));
+	CU_ASSERT(memcmp(back + 2 * S + 5, tail, sizeof(tail)) == 0);
+	CU_ASSERT(is_zero(back + 2 * S + 5 + sizeof(tail), 3 * S - 5 - sizeof(tail)));
+	CU_ASSERT_EQUAL(nacre_ftruncate(f, 0), -EBADF);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/trunc", 0), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc"), 0);
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/missing", 0), -ENOENT);
+
+	/* O_TRUNC empties the file. */
+	make_file("/trunc2", data, 3 * S);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/trunc2", O_RDWR | O_TRUNC, 0, &f), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc2"), 0);
+	CU_ASSERT_EQUAL(nacre_pwrite(f, tail, sizeof(tail), 2 * S), (ssize_t)sizeof(tail));
+	memset(back, 0xee, 3 * S);
+	CU_ASSERT_EQUAL(read_all(f, back, 3 * S, 0), (ssize_t)(2 * S + sizeof(tail)));
+	CU_ASSERT(is_zero(back, 2 * S));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	free(back);
+	free(data);
+}
+
+/*
+ * A handle open while the file is truncated by path (another caller of the
+ * same client, as two processes on one mount) must not return bytes past
+ * the new end of file.
+ */
+static void test_truncate_open_handle(void)
+{
+	const size_t len = 3 * S;
+	unsigned char *data = malloc(len), *back = malloc(len);
+	struct nacre_file *f = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 31);
+	make_file("/trunc_open", data, len);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/trunc_open", O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)len);
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/trunc_open", S), 0);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)S);
+	CU_ASSERT(memcmp(back, data, S) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* Nor may closing a handle that wrote bring the old size back. */
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/trunc_open", 0), 0);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/trunc_open", O_RDWR, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, 0), 0);
+	CU_ASSERT_EQUAL(nacre_pwrite(f, data, 1, 0), 1); /* in place: mtime at close */
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/trunc_open", S), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc_open"), S);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(path_size("/trunc_open"), S);
+	free(back);
+	free(data);
+}
+
+/* ---- layouts ---- */
+
+static void test_layouts(void)
+{
+	struct nacre_layout req, l;
+	struct nacre_file *f = NULL;
+	const size_t len = 5 * 65536 + 999;
+	unsigned char *data = malloc(len), *back = malloc(len);
+	const struct nacre_fid *fid;
+	bool on[N_OSS] = { false };
+	struct nacre_stat st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 41);
+
+	/* A directory default: stripe_count 2, 64 KiB stripes. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/lay", 0755), 0);
+	memset(&req, 0, sizeof(req));
+	req.stripe_size = 65536;
+	req.stripe_count = 2;
+	req.first_ost = NACRE_OST_ANY;
+	CU_ASSERT_EQUAL(nacre_setlayout(fs, "/lay", &req), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/lay", &l), 0);
+	CU_ASSERT_EQUAL(l.stripe_size, 65536);
+	CU_ASSERT_EQUAL(l.stripe_count, 2);
+	CU_ASSERT_EQUAL(l.shard_count, 0);
+
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/lay/f", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/lay/f", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, 2);
+	CU_ASSERT_EQUAL(l.stripe_count, 2);
+	CU_ASSERT_EQUAL(l.stripe_size, 65536);
+	CU_ASSERT(l.shards[0].ost < N_OSS && l.shards[1].ost < N_OSS);
+	CU_ASSERT_NOT_EQUAL(l.shards[0].ost, l.shards[1].ost);
+	CU_ASSERT_EQUAL(write_all(f, data, len, 0), 0);
+	memset(back, 0, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, len) == 0);
+	/* The objects lie on the two OSTs of the layout, nowhere else. */
+	fid = nacre_file_fid(f);
+	for (uint32_t i = 0; i < 2 && i < l.shard_count; i++)
+		if (l.shards[i].ost < N_OSS)
+			on[l.shards[i].ost] = true;
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT_EQUAL(obj_exists(i, fid), on[i]);
+	/* A file that holds data keeps its layout. */
+	req.stripe_count = 1;
+	CU_ASSERT_EQUAL(nacre_setlayout(fs, "/lay/f", &req), -EBUSY);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	/* A subdirectory inherits the default. */
+	CU_ASSERT_EQUAL(nacre_mkdir(fs, "/lay/sub", 0755), 0);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/lay/sub/g", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/lay/sub/g", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, 2);
+	CU_ASSERT_EQUAL(l.stripe_size, 65536);
+
+	/* An empty file takes a new layout: one stripe, on OST 3. */
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ost3", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	memset(&req, 0, sizeof(req));
+	req.stripe_count = 1;
+	req.first_ost = 3;
+	CU_ASSERT_EQUAL(nacre_setlayout(fs, "/ost3", &req), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/ost3", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, 1);
+	CU_ASSERT_EQUAL(l.shards[0].ost, 3);
+	CU_ASSERT_EQUAL(l.stripe_size, S);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ost3", O_RDWR, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, 0), 0);
+	memset(back, 0, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, len) == 0);
+	fid = nacre_file_fid(f);
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT_EQUAL(obj_exists(i, fid), i == 3);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* The same through a directory template. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/lay3", 0755), 0);
+	CU_ASSERT_EQUAL(nacre_setlayout(fs, "/lay3", &req), 0);
+	make_file("/lay3/f", data, len);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/lay3/f", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, 1);
+	CU_ASSERT_EQUAL(l.shards[0].ost, 3);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/lay3/f", &st), 0);
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT_EQUAL(obj_exists(i, &st.fid), i == 3);
+
+	/* Nonsense is refused. */
+	memset(&req, 0, sizeof(req));
+	req.stripe_size = 1000;
+	req.first_ost = NACRE_OST_ANY;
+	CU_ASSERT(nacre_setlayout(fs, "/lay3", &req) < 0);
+	free(back);
+	free(data);
+}
+
+/* ---- xattrs ---- */
+
+static void test_xattrs(void)
+{
+	char buf[256];
+	int n;
+
+	make_file("/xa", "x", 1);
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xa", "user.color", "blue", 4, 0), 0);
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xa", "user.size", "123456", 6, XATTR_CREATE), 0);
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xa", "user.color", NULL, 0), 4);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xa", "user.color", buf, sizeof(buf)), 4);
+	CU_ASSERT(memcmp(buf, "blue", 4) == 0);
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xa", "user.color", buf, 3), -ERANGE);
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xa", "user.color", "red", 3, XATTR_CREATE), -EEXIST);
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xa", "user.none", "v", 1, XATTR_REPLACE), -ENODATA);
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xa", "user.color", "red", 3, XATTR_REPLACE), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xa", "user.color", buf, sizeof(buf)), 3);
+	CU_ASSERT(memcmp(buf, "red", 3) == 0);
+
+	/* list: "user.color\0user.size\0" in some order. */
+	n = nacre_listxattr(fs, "/xa", NULL, 0);
+	CU_ASSERT_EQUAL(n, (int)(sizeof("user.color") + sizeof("user.size")));
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_listxattr(fs, "/xa", buf, sizeof(buf)), n);
+	if (n == (int)(sizeof("user.color") + sizeof("user.size"))) {
+		bool color = false, size = false;
+
+		for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
+			color |= !strcmp(p, "user.color");
+			size |= !strcmp(p, "user.size");
+		}
+		CU_ASSERT(color && size);
+	}
+	CU_ASSERT_EQUAL(nacre_listxattr(fs, "/xa", buf, 5), -ERANGE);
+
+	CU_ASSERT_EQUAL(nacre_removexattr(fs, "/xa", "user.color"), 0);
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xa", "user.color", buf, sizeof(buf)), -ENODATA);
+	CU_ASSERT_EQUAL(nacre_removexattr(fs, "/xa", "user.color"), -ENODATA);
+	CU_ASSERT_EQUAL(nacre_listxattr(fs, "/xa", NULL, 0), (int)sizeof("user.size"));
+	/* Empty values exist too. */
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xa", "user.empty", "", 0, 0), 0);
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xa", "user.empty", buf, sizeof(buf)), 0);
+	/* On a directory, and by a path that does not exist. */
+	CU_ASSERT_EQUAL(nacre_mkdir(fs, "/xadir", 0755), 0);
+	CU_ASSERT_EQUAL(nacre_setxattr(fs, "/xadir", "user.d", "1", 1, 0), 0);
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/xadir", "user.d", buf, sizeof(buf)), 1);
+	CU_ASSERT_EQUAL(nacre_getxattr(fs, "/nothere", "user.d", buf, sizeof(buf)), -ENOENT);
+}
+
+/* ---- unlink and object destruction ---- */
+
+static void test_unlink_open(void)
+{
+	const size_t len = 4 * S + 100;      /* an object on every OST */
+	unsigned char *data = malloc(len), *back = malloc(len);
+	struct nacre_file *f = NULL;
+	struct nacre_fid fid;
+	struct nacre_stat st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 51);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/ul", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ul/open", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, len, 0), 0);
+	fid = *nacre_file_fid(f);
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT(obj_exists(i, &fid));
+
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ul/open"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ul/open", &st), -ENOENT);
+	memset(back, 0, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, len) == 0);
+	/* The objects outlive the name while the file is open. */
+	sleep_ms(500);
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT(obj_exists(i, &fid));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT(wait_objects_gone(&fid, 5000));
+	CU_ASSERT_EQUAL(nacre_getattr(fs, &fid, &st), -ENOENT);
+	/* The name can be reused at once. */
+	make_file("/ul/open", data, 10);
+	CU_ASSERT_EQUAL(path_size("/ul/open"), 10);
+
+	/* A file replaced by rename while open stays readable until closed. */
+	make_file("/ul/target", data, len);
+	make_file("/ul/src", data + 1, 100);
+	f = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ul/target", O_RDONLY, 0, &f), 0);
+	fid = *nacre_file_fid(f);
+	CU_ASSERT_EQUAL(nacre_rename(fs, "/ul/src", "/ul/target"), 0);
+	CU_ASSERT_EQUAL(path_size("/ul/target"), 100);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ul/src", &st), -ENOENT);
+	memset(back, 0, len);
+	CU_ASSERT_EQUAL(read_all(f, back, len, 0), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, len) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT(wait_objects_gone(&fid, 5000));
+
+	/* A plain unlink destroys the objects too. */
+	make_file("/ul/plain", data, len);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/ul/plain", &st), 0);
+	fid = st.fid;
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT(obj_exists(i, &fid));
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ul/plain"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/ul/plain", &st), -ENOENT);
+	CU_ASSERT(wait_objects_gone(&fid, 5000));
+
+	/* A file with two links keeps its objects until the second goes. */
+	make_file("/ul/two", data, len);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/ul/two", &st), 0);
+	fid = st.fid;
+	CU_ASSERT_EQUAL(nacre_link(fs, "/ul/two", "/ul/two-b"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ul/two"), 0);
+	sleep_ms(500);
+	for (uint32_t i = 0; i < N_OSS; i++)
+		CU_ASSERT(obj_exists(i, &fid));
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ul/two-b"), 0);
+	CU_ASSERT(wait_objects_gone(&fid, 5000));
+	free(back);
+	free(data);
+}
+
+/* ---- concurrency ---- */
+
+#define CONC_THREADS 4
+#define CONC_SIZE (8u * S)
+
+struct conc_arg {
+	int ca_id;
+	const unsigned char *ca_data;   /* readers: the shared file's bytes */
+	int ca_errors;
+	int ca_rc;
+};
+
+static void *writer_main(void *arg)
+{
+	struct conc_arg *ca = arg;
+	unsigned char *data = malloc(CONC_SIZE), *back = malloc(CONC_SIZE);
+	struct nacre_file *f = NULL;
+	char path[64];
+	int rc;
+
+	if (!data || !back) {
+		ca->ca_rc = -ENOMEM;
+		goto out;
+	}
+	fill_random(data, CONC_SIZE, 600 + (uint64_t)ca->ca_id);
+	snprintf(path, sizeof(path), "/conc/w%d", ca->ca_id);
+	rc = nacre_open(fs, path, O_CREAT | O_EXCL | O_RDWR, 0644, &f);
+	if (rc) {
+		ca->ca_rc = rc;
+		goto out;
+	}
+	/* Pieces of odd sizes, so chunk boundaries fall inside requests. */
+	for (size_t off = 0; off < CONC_SIZE;) {
+		size_t n = S + 4097 * (size_t)(ca->ca_id + 1);
+
+		if (n > CONC_SIZE - off)
+			n = CONC_SIZE - off;
+		rc = write_all(f, data + off, n, off);
+		if (rc) {
+			ca->ca_rc = rc;
+			break;
+		}
+		off += n;
+	}
+	if (read_all(f, back, CONC_SIZE, 0) != (ssize_t)CONC_SIZE ||
+	    memcmp(back, data, CONC_SIZE))
+		ca->ca_errors++;
+	rc = nacre_close(f);
+	if (rc && !ca->ca_rc)
+		ca->ca_rc = rc;
+out:
+	free(back);
+	free(data);
+	return NULL;
+}
+
+static void *reader_main(void *arg)
+{
+	struct conc_arg *ca = arg;
+	unsigned char *back = malloc(CONC_SIZE);
+	struct nacre_file *f = NULL;
+	int rc;
+
+	if (!back) {
+		ca->ca_rc = -ENOMEM;
+		return NULL;
+	}
+	rc = nacre_open(fs, "/conc/shared", O_RDONLY, 0, &f);
+	if (rc) {
+		ca->ca_rc = rc;
+		free(back);
+		return NULL;
+	}
+	/* Each reader walks the file with its own piece size, twice. */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t piece = 3 * S / 2 + 1000 * (size_t)ca->ca_id + 1;
+
+		memset(back, 0, CONC_SIZE);
+		for (size_t off = 0; off < CONC_SIZE; off += piece) {
+			size_t n = piece < CONC_SIZE - off ? piece : CONC_SIZE - off;
+
+			if (read_all(f, back + off, n, off) != (ssize_t)n)
+				ca->ca_errors++;
+		}
+		if (memcmp(back, ca->ca_data, CONC_SIZE))
+			ca->ca_errors++;
+	}
+	rc = nacre_close(f);
+	if (rc)
+		ca->ca_rc = rc;
+	free(back);
+	return NULL;
+}
+
+static void test_concurrency(void)
+{
+	struct conc_arg ca[CONC_THREADS];
+	pthread_t tid[CONC_THREADS];
+	unsigned char *data = malloc(CONC_SIZE);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/conc", 0755), 0);
+
+	memset(ca, 0, sizeof(ca));
+	for (int i = 0; i < CONC_THREADS; i++) {
+		ca[i].ca_id = i;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&tid[i], NULL, writer_main, &ca[i]), 0);
+	}
+	for (int i = 0; i < CONC_THREADS; i++) {
+		pthread_join(tid[i], NULL);
+		CU_ASSERT_EQUAL(ca[i].ca_rc, 0);
+		CU_ASSERT_EQUAL(ca[i].ca_errors, 0);
+	}
+	for (int i = 0; i < CONC_THREADS; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/conc/w%d", i);
+		CU_ASSERT_EQUAL(path_size(path), CONC_SIZE);
+	}
+
+	fill_random(data, CONC_SIZE, 700);
+	make_file("/conc/shared", data, CONC_SIZE);
+	memset(ca, 0, sizeof(ca));
+	for (int i = 0; i < CONC_THREADS; i++) {
+		ca[i].ca_id = i;
+		ca[i].ca_data = data;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&tid[i], NULL, reader_main, &ca[i]), 0);
+	}
+	for (int i = 0; i < CONC_THREADS; i++) {
+		pthread_join(tid[i], NULL);
+		CU_ASSERT_EQUAL(ca[i].ca_rc, 0);
+		CU_ASSERT_EQUAL(ca[i].ca_errors, 0);
+	}
+	free(data);
+}
+
+/* ---- fsync, statfs, OSTs ---- */
+
+static void test_fsync_statfs(void)
+{
+	struct nacre_statfs sf;
+	struct nacre_ost *list = NULL;
+	struct nacre_file *f = NULL;
+	unsigned int n = 0;
+	unsigned char data[5000];
+	bool seen[N_OSS] = { false };
+
+	fill_random(data, sizeof(data), 81);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sync", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	CU_ASSERT_EQUAL(nacre_fsync(f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), S - 2000), 0);
+	CU_ASSERT_EQUAL(nacre_fsync(f), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(path_size("/sync"), S - 2000 + sizeof(data));
+
+	memset(&sf, 0, sizeof(sf));
+	CU_ASSERT_EQUAL(nacre_statfs(fs, &sf), 0);
+	CU_ASSERT(sf.total > 0);
+	CU_ASSERT(sf.free <= sf.total);
+	CU_ASSERT(sf.avail <= sf.free);
+	CU_ASSERT(sf.files > 0);
+	CU_ASSERT(sf.bsize > 0);
+	memset(&sf, 0, sizeof(sf));
+	CU_ASSERT_EQUAL(nacre_ost_statfs(fs, 2, &sf), 0);
+	CU_ASSERT(sf.total > 0);
+	CU_ASSERT_EQUAL(nacre_ost_statfs(fs, 17, &sf), -ENODEV);
+
+	CU_ASSERT_EQUAL_FATAL(nacre_ost_list(fs, &list, &n), 0);
+	CU_ASSERT_EQUAL(n, N_OSS);
+	for (unsigned int i = 0; i < n; i++) {
+		CU_ASSERT(list[i].index < N_OSS);
+		if (list[i].index < N_OSS)
+			seen[list[i].index] = true;
+		CU_ASSERT(list[i].up);
+		CU_ASSERT(strncmp(list[i].addr, "tcp://127.0.0.1:", 16) == 0);
+		CU_ASSERT(atoi(list[i].addr + 16) > 0);
+		CU_ASSERT_EQUAL(strlen(list[i].uuid), 36);
+		CU_ASSERT_PTR_NOT_NULL(list[i].transport);
+	}
+	for (int i = 0; i < N_OSS; i++)
+		CU_ASSERT(seen[i]);
+	free(list);
+}
+
+/* ---- an OSS goes away ---- */
+
+static void test_oss_down(void)
+{
+	struct nacre_opts opts = { .timeout_ms = 2000, .retry_ms = 2000 };
+	const size_t len = 4 * S;
+	unsigned char *data = malloc(len), *back = malloc(len);
+	struct nacre_file *f = NULL, *f2 = NULL;
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_layout l;
+	uint32_t victim, first;
+	int64_t t0, deadline;
+	ssize_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 91);
+	make_file("/victim", data, len);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/victim", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(l.shard_count, N_OSS);
+	first = l.shards[0].ost;
+	victim = l.shards[1].ost;       /* chunk 1 of the file lives there */
+	CU_ASSERT_FATAL(victim < N_OSS && first < N_OSS && first != victim);
+
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/victim", O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/victim", O_RDONLY, 0, &f2), 0);
+	/* Connected to every OSS before one goes. */
+	memset(back, 0, len);
+	CU_ASSERT_EQUAL(read_all(f2, back, len, 0), (ssize_t)len);
+	CU_ASSERT(memcmp(back, data, len) == 0);
+
+	oss_server_free(oss[victim]);
+	oss[victim] = NULL;
+
+	/* A read that needs the lost OST fails in bounded time. */
+	memset(back, 0, len);
+	t0 = now_ms();
+	n = nacre_pread(f2, back, len, 0);
+	CU_ASSERT(n < 0);
+	CU_ASSERT(now_ms() - t0 < 12000);
+	if (n > 0)
+		CU_ASSERT(memcmp(back, data, (size_t)n) == 0);
+	/* Also a read of the lost chunk alone, over a connection now closed. */
+	t0 = now_ms();
+	n = nacre_pread(f2, back, 100, S + 10);
+	CU_ASSERT(n < 0);
+	CU_ASSERT(now_ms() - t0 < 12000);
+	if (n > 0)
+		CU_ASSERT(memcmp(back, data + S + 10, (size_t)n) == 0);
+	/* Chunks on the OSTs still up read correctly. */
+	memset(back, 0, S);
+	CU_ASSERT_EQUAL(nacre_pread(f2, back, S, 0), (ssize_t)S);
+	CU_ASSERT(memcmp(back, data, S) == 0);
+	memset(back, 0, S);
+	CU_ASSERT_EQUAL(nacre_pread(f2, back, S - 7, 2 * S + 7), (ssize_t)(S - 7));
+	CU_ASSERT(memcmp(back, data + 2 * S + 7, S - 7) == 0);
+
+	/* The MDS notices: the OST is listed down. */
+	deadline = now_ms() + 5000;
+	while (count_up_osts(fs2) != N_OSS - 1 && now_ms() < deadline)
+		sleep_ms(50);
+	CU_ASSERT_EQUAL(count_up_osts(fs2), N_OSS - 1);
+
+	/* A fresh client opening the file after the loss fails the same way. */
+	CU_ASSERT_EQUAL(nacre_close(f2), 0);
+	nacre_disconnect(fs2);
+	fs2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	f2 = NULL;
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/victim", O_RDONLY, 0, &f2), 0);
+	t0 = now_ms();
+	n = nacre_pread(f2, back, len, 0);
+	CU_ASSERT(n < 0);
+	CU_ASSERT(now_ms() - t0 < 12000);
+	CU_ASSERT_EQUAL(nacre_close(f2), 0);
+	nacre_disconnect(fs2);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	free(back);
+	free(data);
+}
+
+int main(void)
+{
+	CU_pSuite suite, down;
+	unsigned int failures;
+
+	/* Errors (expected ones included) still show; progress lines do not. */
+	nc_log_level = NC_LOG_WARN;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	suite = CU_add_suite("libnacre", suite_init, suite_fini);
+	down = CU_add_suite("libnacre with an OSS lost", suite_init, suite_fini);
+	if (!suite || !down ||
+	    !CU_add_test(suite, "connect errors", test_connect_errors) ||
+	    !CU_add_test(suite, "namespace by path", test_namespace) ||
+	    !CU_add_test(suite, "default layout", test_default_layout) ||
+	    !CU_add_test(suite, "data round trips", test_data_sizes) ||
+	    !CU_add_test(suite, "sparse file", test_sparse) ||
+	    !CU_add_test(suite, "unaligned overwrites", test_overwrite) ||
+	    !CU_add_test(suite, "reads at end of file", test_eof_reads) ||
+	    !CU_add_test(suite, "O_APPEND", test_append) ||
+	    !CU_add_test(suite, "truncate", test_truncate) ||
+	    !CU_add_test(suite, "truncate under an open handle", test_truncate_open_handle) ||
+	    !CU_add_test(suite, "layouts", test_layouts) ||
+	    !CU_add_test(suite, "xattrs", test_xattrs) ||
+	    !CU_add_test(suite, "unlink and object destruction", test_unlink_open) ||
+	    !CU_add_test(suite, "concurrent writers and readers", test_concurrency) ||
+	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
+	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
+		CU_cleanup_registry();
+		return 99;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+	return failures == 0 ? 0 : 1;
+}

@@ -162,4 +162,39 @@ test_6()
 }
 run_test 6 "create, read and remove 50 small files" test_6
 
+# mount(8) finds helpers only in /sbin: put a one-line helper there for the
+# duration of the test (unless one is installed already: then use that), and
+# check that `mount -t nacre` and `umount` work as for any filesystem.
+T7_HELPER=/sbin/mount.nacre
+T7_MADE=0
+T7_MNT=
+test_7_cleanup()
+{
+	set +e
+	[ "$T7_MADE" = 1 ] && rm -f "$T7_HELPER"
+	[ -n "$T7_MNT" ] && grep -q " $T7_MNT " /proc/mounts && umount "$T7_MNT"
+	return 0
+}
+test_7()
+{
+	T7_MNT=$(mktemp -d "$WORK/mnt2.XXXXXX")
+	if [ ! -e "$T7_HELPER" ]; then
+		printf '#!/bin/sh\nexec "%s" "$@"\n' "$MOUNT_NACRE" >"$T7_HELPER"
+		chmod 755 "$T7_HELPER"
+		T7_MADE=1
+	fi
+	trap test_7_cleanup EXIT
+	mount -t nacre "tcp://127.0.0.1:$PORT:/$FSNAME" "$T7_MNT"
+	grep -q " $T7_MNT fuse.nacre " /proc/mounts
+	echo "seen from the second mount" >"$MNT/second.txt"
+	assert_eq "seen from the second mount" "$(cat "$T7_MNT/second.txt")" "content via mount -t nacre"
+	umount "$T7_MNT"
+	if grep -q " $T7_MNT " /proc/mounts; then
+		echo "still mounted after umount"
+		return 1
+	fi
+	rm -f "$MNT/second.txt"
+}
+run_test 7 "mount -t nacre and umount" test_7
+
 finish

@@ -105,6 +105,8 @@ int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc
 
 /* file.c */
 bool cl_file_is_open(struct nacre_fs *fs, const struct nc_fid *fid);
+/* Tells every handle of @fid open here that the file is now @size bytes. */
+void cl_file_size_set(struct nacre_fs *fs, const struct nc_fid *fid, uint64_t size);
 /* Renames @name away when it names a file open here with one link, so the
  * data lives on until the last close.  1 when it did, 0 when not needed. */
 int cl_hide_if_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,

@@ -51,6 +51,19 @@ bool cl_file_is_open(struct nacre_fs *fs, const struct nc_fid *fid)
 	return open;
 }
 
+void cl_file_size_set(struct nacre_fs *fs, const struct nc_fid *fid, uint64_t size)
+{
+	pthread_mutex_lock(&fs->fs_lock);
+	for (struct nacre_file *f = fs->fs_open; f; f = f->f_next) {
+		if (!nc_fid_eq(&f->f_fid, fid))
+			continue;
+		pthread_mutex_lock(&f->f_lock);
+		f->f_size = size;
+		pthread_mutex_unlock(&f->f_lock);
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
+}
+
 int cl_hide_if_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		    const char *name)
 {
@@ -288,19 +301,20 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 	return (ssize_t)len;
 }
 
+/* Every extending write already reported its end, so only mtime is sent
+ * (size 0 never lowers the size: it only grows on the MDS); a stale size
+ * of this handle can therefore never undo another handle's truncate. */
 static int report_mtime(struct nacre_file *f)
 {
-	uint64_t size;
 	bool written;
 
 	pthread_mutex_lock(&f->f_lock);
 	written = f->f_written;
-	size = f->f_size;
 	f->f_written = false;
 	pthread_mutex_unlock(&f->f_lock);
 	if (!written)
 		return 0;
-	return cl_md_size_update(f->f_fs, &f->f_cred, &f->f_fid, size, NC_SIZE_MTIME, NULL);
+	return cl_md_size_update(f->f_fs, &f->f_cred, &f->f_fid, 0, NC_SIZE_MTIME, NULL);
 }
 
 NACRE_API int nacre_fsync(struct nacre_file *f)

@@ -189,7 +189,10 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		if (rc)
 			return rc;
 	}
-	return cl_md_setattr(fs, &sa, attr);
+	rc = cl_md_setattr(fs, &sa, attr);
+	if (!rc)
+		cl_file_size_set(fs, fid, attr->a_size);
+	return rc;
 }
 
 /* ---- public FID operations ---- */

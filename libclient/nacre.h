@@ -79,7 +79,7 @@ struct nacre_layout {
 	uint32_t stripe_count;  /**< objects; 0: default; -1 (UINT32_MAX): all OSTs */
 	uint32_t k;             /**< data chunks per row */
 	uint32_t m;             /**< parity chunks per row (0: plain striping) */
-	uint32_t first_ost;     /**< templates: first OST, UINT32_MAX: any */
+	uint32_t first_ost;     /**< first OST (0 is OST 0); NACRE_OST_ANY: the MDS picks */
 	uint32_t shard_count;   /**< entries in shards[] (files only) */
 	struct {
 		uint32_t ost;

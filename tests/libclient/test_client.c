@@ -33,7 +33,7 @@
 
 #define FSNAME "clientfs"
 #define N_OSS 4
-#define S (1u << 20)            /* the default stripe size */
+#define S (1u << 20) /* the default stripe size */
 
 /* What a suite starts; torn down by suite_fini. */
 static char base_dir[256];
@@ -55,7 +55,7 @@ static int64_t now_ms(void)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -90,8 +90,8 @@ static int write_all(struct nacre_file *f, const void *buf, size_t len, uint64_t
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = nacre_pwrite(f, (const char *)buf + done, len - done,
-					 (off_t)(off + done));
+		ssize_t n =
+			nacre_pwrite(f, (const char *)buf + done, len - done, (off_t)(off + done));
 
 		if (n < 0)
 			return (int)n;
@@ -144,13 +144,12 @@ static void obj_path(uint32_t ost, const struct nacre_fid *fid, char *buf, size_
 	char fidstr[40];
 
 	nacre_fid_format(fid, fidstr);
-	snprintf(buf, len, "%s/O/%02x/%s", ost_dir[ost], (unsigned int)(fid->oid & 0xff),
-		 fidstr);
+	snprintf(buf, len, "%s/O/%02x/%s", ost_dir[ost], (unsigned int)(fid->oid & 0xff), fidstr);
 }
 
 static bool obj_exists(uint32_t ost, const struct nacre_fid *fid)
 {
-	char path[512];
+	char path[1300];
 	struct stat st;
 
 	obj_path(ost, fid, path, sizeof(path));
@@ -192,7 +191,7 @@ static int count_up_osts(struct nacre_fs *f)
 /* A loopback port nobody listens on (bound, then released). */
 static int closed_port(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t sl = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
 
@@ -227,7 +226,7 @@ static void servers_free(void)
 
 static int start_oss(int i)
 {
-	struct oss_conf oc = { 0 };
+	struct oss_conf oc = {0};
 	int rc;
 
 	oc.oc_fsname = FSNAME;
@@ -250,7 +249,7 @@ static int suite_init(void)
 {
 	const char *tmp = getenv("TMPDIR");
 	char mdt_dir[300];
-	struct mds_conf mc = { 0 };
+	struct mds_conf mc = {0};
 	int64_t deadline;
 	int rc;
 
@@ -349,7 +348,7 @@ static int cmp_str(const void *a, const void *b)
 
 static void test_namespace(void)
 {
-	static const char *const names[] = { "a", "bb", "ccc", "dddd", "e" };
+	static const char *const names[] = {"a", "bb", "ccc", "dddd", "e"};
 	const int nnames = (int)(sizeof(names) / sizeof(names[0]));
 	struct nacre_dirent ents[2];
 	struct nacre_file *f = NULL;
@@ -394,8 +393,8 @@ static void test_namespace(void)
 			CU_ASSERT_EQUAL(nacre_mkdir(fs, path, 0700), 0);
 		} else {
 			f = NULL;
-			CU_ASSERT_EQUAL(nacre_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0600,
-						   &f), 0);
+			CU_ASSERT_EQUAL(nacre_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0600, &f),
+					0);
 			CU_ASSERT_EQUAL(nacre_close(f), 0);
 		}
 	}
@@ -407,8 +406,8 @@ static void test_namespace(void)
 		pages++;
 		for (int i = 0; i < rc && ngot < 16; i++) {
 			got[ngot++] = strdup(ents[i].name);
-			CU_ASSERT_EQUAL(ents[i].type, !strcmp(ents[i].name, "dddd") ? S_IFDIR :
-										  S_IFREG);
+			CU_ASSERT_EQUAL(ents[i].type,
+					!strcmp(ents[i].name, "dddd") ? S_IFDIR : S_IFREG);
 			cookie = ents[i].cookie;
 		}
 		if (rc == 0 && !eof)
@@ -542,10 +541,9 @@ static void roundtrip(const char *path, size_t len, uint64_t off, uint64_t seed)
 
 static void test_data_sizes(void)
 {
-	static const size_t sizes[] = { 0, 1, S - 1, S, S + 1, 4 * S, 4 * S + 12345,
-					9 * S + 7 };
+	static const size_t sizes[] = {0, 1, S - 1, S, S + 1, 4 * S, 4 * S + 12345, 9 * S + 7};
 	/* Offsets inside a chunk, just before a boundary and past a row. */
-	static const uint64_t offs[] = { 0, 12345, S - 3, 4 * S + 777 };
+	static const uint64_t offs[] = {0, 12345, S - 3, 4 * S + 777};
 	char path[64];
 	int n = 0;
 
@@ -565,10 +563,9 @@ static void test_default_layout(void)
 {
 	struct nacre_layout l;
 	struct nacre_file *f = NULL;
-	bool seen[N_OSS] = { false };
+	bool seen[N_OSS] = {false};
 
-	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/deflayout", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/deflayout", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
 	CU_ASSERT_EQUAL(nacre_close(f), 0);
 	memset(&l, 0xff, sizeof(l));
 	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/deflayout", &l), 0);
@@ -614,8 +611,7 @@ static void test_sparse(void)
 
 	/* Offsets past 4 GiB keep all their bits. */
 	f = NULL;
-	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sparse5g", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sparse5g", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
 	CU_ASSERT_EQUAL(write_all(f, data, len, far), 0);
 	CU_ASSERT_EQUAL(path_size("/sparse5g"), far + len);
 	memset(back, 0x5a, len + 100);
@@ -637,13 +633,11 @@ static void test_overwrite(void)
 		uint64_t off;
 		size_t len;
 	} ow[] = {
-		{ S - 100, 200 },               /* across the first boundary */
-		{ 2 * S - 1, S + 2 },           /* one byte each side of a chunk */
-		{ 3 * S + 777, 2 * S },         /* across a row */
-		{ 5 * S - 5, 10 },
-		{ 1, 1 },
-		{ 6 * S - 50, 100 },            /* extends the file */
-		{ 123457, 4 * S + 3 },          /* touches every object */
+		{S - 100, 200},					 /* across the first boundary */
+		{2 * S - 1, S + 2},				 /* one byte each side of a chunk */
+		{3 * S + 777, 2 * S},				 /* across a row */
+		{5 * S - 5, 10},      {1, 1}, {6 * S - 50, 100}, /* extends the file */
+		{123457, 4 * S + 3},				 /* touches every object */
 	};
 	const size_t cap = 7 * S;
 	unsigned char *ref = calloc(1, cap), *buf = malloc(cap), *back = malloc(cap);
@@ -654,8 +648,7 @@ static void test_overwrite(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
 	fill_random(ref, size, 5);
-	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/overwrite", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/overwrite", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
 	CU_ASSERT_EQUAL(write_all(f, ref, size, 0), 0);
 	for (size_t i = 0; i < sizeof(ow) / sizeof(ow[0]); i++) {
 		fill_random(buf, ow[i].len, 100 + i);
@@ -852,7 +845,7 @@ static void test_layouts(void)
 	const size_t len = 5 * 65536 + 999;
 	unsigned char *data = malloc(len), *back = malloc(len);
 	const struct nacre_fid *fid;
-	bool on[N_OSS] = { false };
+	bool on[N_OSS] = {false};
 	struct nacre_stat st;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
@@ -898,8 +891,7 @@ static void test_layouts(void)
 	/* A subdirectory inherits the default. */
 	CU_ASSERT_EQUAL(nacre_mkdir(fs, "/lay/sub", 0755), 0);
 	f = NULL;
-	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/lay/sub/g", O_CREAT | O_EXCL | O_RDWR, 0644, &f),
-			      0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/lay/sub/g", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
 	CU_ASSERT_EQUAL(nacre_close(f), 0);
 	memset(&l, 0, sizeof(l));
 	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/lay/sub/g", &l), 0);
@@ -1007,7 +999,7 @@ static void test_xattrs(void)
 
 static void test_unlink_open(void)
 {
-	const size_t len = 4 * S + 100;      /* an object on every OST */
+	const size_t len = 4 * S + 100; /* an object on every OST */
 	unsigned char *data = malloc(len), *back = malloc(len);
 	struct nacre_file *f = NULL;
 	struct nacre_fid fid;
@@ -1086,7 +1078,7 @@ static void test_unlink_open(void)
 
 struct conc_arg {
 	int ca_id;
-	const unsigned char *ca_data;   /* readers: the shared file's bytes */
+	const unsigned char *ca_data; /* readers: the shared file's bytes */
 	int ca_errors;
 	int ca_rc;
 };
@@ -1123,8 +1115,7 @@ static void *writer_main(void *arg)
 		}
 		off += n;
 	}
-	if (read_all(f, back, CONC_SIZE, 0) != (ssize_t)CONC_SIZE ||
-	    memcmp(back, data, CONC_SIZE))
+	if (read_all(f, back, CONC_SIZE, 0) != (ssize_t)CONC_SIZE || memcmp(back, data, CONC_SIZE))
 		ca->ca_errors++;
 	rc = nacre_close(f);
 	if (rc && !ca->ca_rc)
@@ -1224,7 +1215,7 @@ static void test_fsync_statfs(void)
 	struct nacre_file *f = NULL;
 	unsigned int n = 0;
 	unsigned char data[5000];
-	bool seen[N_OSS] = { false };
+	bool seen[N_OSS] = {false};
 
 	fill_random(data, sizeof(data), 81);
 	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/sync", O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
@@ -1267,7 +1258,7 @@ static void test_fsync_statfs(void)
 
 static void test_oss_down(void)
 {
-	struct nacre_opts opts = { .timeout_ms = 2000, .retry_ms = 2000 };
+	struct nacre_opts opts = {.timeout_ms = 2000, .retry_ms = 2000};
 	const size_t len = 4 * S;
 	unsigned char *data = malloc(len), *back = malloc(len);
 	struct nacre_file *f = NULL, *f2 = NULL;
@@ -1285,7 +1276,7 @@ static void test_oss_down(void)
 	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/victim", &l), 0);
 	CU_ASSERT_EQUAL_FATAL(l.shard_count, N_OSS);
 	first = l.shards[0].ost;
-	victim = l.shards[1].ost;       /* chunk 1 of the file lives there */
+	victim = l.shards[1].ost; /* chunk 1 of the file lives there */
 	CU_ASSERT_FATAL(victim < N_OSS && first < N_OSS && first != victim);
 
 	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
@@ -1357,8 +1348,7 @@ int main(void)
 		return 99;
 	suite = CU_add_suite("libnacre", suite_init, suite_fini);
 	down = CU_add_suite("libnacre with an OSS lost", suite_init, suite_fini);
-	if (!suite || !down ||
-	    !CU_add_test(suite, "connect errors", test_connect_errors) ||
+	if (!suite || !down || !CU_add_test(suite, "connect errors", test_connect_errors) ||
 	    !CU_add_test(suite, "namespace by path", test_namespace) ||
 	    !CU_add_test(suite, "default layout", test_default_layout) ||
 	    !CU_add_test(suite, "data round trips", test_data_sizes) ||

@@ -1,0 +1,2265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the wire codec (common/wire.c) and the small helpers of
+ * common/: status mapping, opcode table, addresses, FIDs, sizes, error
+ * strings and config files.
+ *
+ * Every message shape is checked four ways: a round trip compared field by
+ * field, every truncation and one trailing byte rejected, every too-small
+ * encode buffer rejected without a write past its end, and the bytes of a
+ * fixed example compared with tests/data/wire_golden.txt, which catches an
+ * accidental protocol change.  A seeded fuzz loop then feeds random and
+ * mutated buffers to every decoder.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "common/daemon.h"
+#include "common/errors.h"
+#include "common/types.h"
+#include "common/wire.h"
+#include "common/xprt.h"
+
+#define GOLDEN_FILE "tests/data/wire_golden.txt"
+#define GUARD_LEN 16
+#define GUARD_BYTE 0x5a
+#define POISON_BYTE 0xa5
+#define FUZZ_ROUNDS 20000
+#define FUZZ_SEED 0x6e616372652d3031ull /* "nacre-01" */
+
+/* ---- small helpers ---- */
+
+static uint8_t *xmemdup(const void *p, size_t n)
+{
+	/* Exactly @n bytes (at least one allocated), so ASan sees over-reads. */
+	uint8_t *q = malloc(n ? n : 1);
+
+	if (q && n)
+		memcpy(q, p, n);
+	return q;
+}
+
+static void hex_print(FILE *f, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", p[i]);
+}
+
+static uint64_t rng_state = FUZZ_SEED;
+
+/* xorshift64*: the same sequence on every libc, unlike rand(). */
+static uint64_t rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/* Field comparison that names the first field that differs. */
+#define FEQ(a, b, field)                                                     \
+	do {                                                                 \
+		if ((a)->field != (b)->field) {                              \
+			fprintf(stderr, "  field %s differs\n", #field);     \
+			return false;                                        \
+		}                                                            \
+	} while (0)
+#define FSTREQ(a, b, field)                                                  \
+	do {                                                                 \
+		if (strcmp((a)->field, (b)->field)) {                        \
+			fprintf(stderr, "  field %s differs: '%s' vs '%s'\n", \
+				#field, (a)->field, (b)->field);             \
+			return false;                                        \
+		}                                                            \
+	} while (0)
+#define FMEMEQ(a, b, field, n)                                               \
+	do {                                                                 \
+		if (memcmp((a)->field, (b)->field, (n))) {                   \
+			fprintf(stderr, "  field %s differs\n", #field);     \
+			return false;                                        \
+		}                                                            \
+	} while (0)
+#define FSUB(a, b, fn, field)                                                \
+	do {                                                                 \
+		if (!fn(&(a)->field, &(b)->field)) {                         \
+			fprintf(stderr, "  in %s\n", #field);                \
+			return false;                                        \
+		}                                                            \
+	} while (0)
+
+static bool fid_eq(const struct nc_fid *a, const struct nc_fid *b)
+{
+	FEQ(a, b, f_seq);
+	FEQ(a, b, f_oid);
+	return true;
+}
+
+static bool time_eq(const struct nc_timespec *a, const struct nc_timespec *b)
+{
+	FEQ(a, b, t_sec);
+	FEQ(a, b, t_nsec);
+	return true;
+}
+
+static bool cred_eq(const struct nc_cred *a, const struct nc_cred *b)
+{
+	FEQ(a, b, c_uid);
+	FEQ(a, b, c_gid);
+	FEQ(a, b, c_ngroups);
+	for (uint32_t i = 0; i < a->c_ngroups && i < NC_MAX_GROUPS; i++)
+		FEQ(a, b, c_groups[i]);
+	return true;
+}
+
+static bool attr_eq(const struct nc_attr *a, const struct nc_attr *b)
+{
+	FSUB(a, b, fid_eq, a_fid);
+	FEQ(a, b, a_mode);
+	FEQ(a, b, a_uid);
+	FEQ(a, b, a_gid);
+	FEQ(a, b, a_nlink);
+	FEQ(a, b, a_size);
+	FEQ(a, b, a_blocks);
+	FEQ(a, b, a_rdev);
+	FEQ(a, b, a_flags);
+	FSUB(a, b, time_eq, a_atime);
+	FSUB(a, b, time_eq, a_mtime);
+	FSUB(a, b, time_eq, a_ctime);
+	return true;
+}
+
+static bool layout_eq(const struct nc_layout *a, const struct nc_layout *b)
+{
+	FEQ(a, b, l_stripe_size);
+	FEQ(a, b, l_stripe_count);
+	FEQ(a, b, l_k);
+	FEQ(a, b, l_m);
+	FEQ(a, b, l_flags);
+	FEQ(a, b, l_first_ost);
+	FEQ(a, b, l_gen);
+	if (a->l_flags & NC_LAYOUT_TEMPLATE)
+		return true; /* a template carries no shards */
+	for (uint32_t i = 0; i < a->l_stripe_count && i < NC_MAX_STRIPES; i++) {
+		FEQ(a, b, l_shards[i].ls_ost);
+		FEQ(a, b, l_shards[i].ls_flags);
+	}
+	return true;
+}
+
+static bool ost_info_eq(const struct nc_ost_info *a, const struct nc_ost_info *b)
+{
+	FEQ(a, b, o_index);
+	FEQ(a, b, o_state);
+	FMEMEQ(a, b, o_uuid, 16);
+	FSTREQ(a, b, o_addr);
+	return true;
+}
+
+static bool statfs_eq(const struct nc_statfs *a, const struct nc_statfs *b)
+{
+	FEQ(a, b, s_total);
+	FEQ(a, b, s_free);
+	FEQ(a, b, s_avail);
+	FEQ(a, b, s_files);
+	FEQ(a, b, s_ffree);
+	FEQ(a, b, s_bsize);
+	FEQ(a, b, s_namemax);
+	return true;
+}
+
+static bool dirent_eq(const struct nc_dirent *a, const struct nc_dirent *b)
+{
+	FEQ(a, b, de_cookie);
+	FSUB(a, b, fid_eq, de_fid);
+	FEQ(a, b, de_mode);
+	FSTREQ(a, b, de_name);
+	return true;
+}
+
+/* ---- the fixed example messages (also documented in the golden file) ---- */
+
+static const struct nc_cred ex_cred = {
+	.c_uid = 1000, .c_gid = 100, .c_ngroups = 2, .c_groups = { 10, 20 },
+};
+static const struct nc_fid ex_fid = { 0x0000000200000401ull, 0x1122334455667788ull };
+static const struct nc_fid ex_parent = { 0x0000000200000400ull, 0x2aull };
+
+static const uint8_t ex_xattr_value[6] = { 0x00, 0x01, 0x02, 'a', 'b', 'c' };
+static const char ex_link_target[] = "target/of/link";
+
+static struct nc_dirent ex_dirents[3] = {
+	{ 1, { 1, 1 }, 0040000, "subdir" },
+	{ 2, { 0x0000000200000401ull, 0x1122334455667788ull }, 0100000, "file.bin" },
+	{ 0xffffffffffffffffull, { 3, 4 }, 0120000, "l" },
+};
+
+static void ex_attr(struct nc_attr *a)
+{
+	a->a_fid = ex_fid;
+	a->a_mode = 0100644;
+	a->a_uid = 1000;
+	a->a_gid = 100;
+	a->a_nlink = 1;
+	a->a_size = 10485760;
+	a->a_blocks = 20480;
+	a->a_rdev = 0;
+	a->a_flags = 0;
+	a->a_atime = (struct nc_timespec){ 1700000000, 1 };
+	a->a_mtime = (struct nc_timespec){ 1700000001, 500000000 };
+	a->a_ctime = (struct nc_timespec){ 1700000002, 999999999 };
+}
+
+/* EC 4+2 over 6 OSTs, shard 3 stale. */
+static void ex_layout(struct nc_layout *l)
+{
+	l->l_stripe_size = 1u << 20;
+	l->l_stripe_count = 6;
+	l->l_k = 4;
+	l->l_m = 2;
+	l->l_flags = 0;
+	l->l_first_ost = 0;
+	l->l_gen = 7;
+	for (uint32_t i = 0; i < 6; i++) {
+		l->l_shards[i].ls_ost = i * 2;
+		l->l_shards[i].ls_flags = i == 3 ? NC_SHARD_STALE : 0;
+	}
+}
+
+static void ex_ost(struct nc_ost_info *o, uint32_t idx, uint32_t state,
+		   uint8_t uuid0, const char *addr)
+{
+	o->o_index = idx;
+	o->o_state = state;
+	for (int i = 0; i < 16; i++)
+		o->o_uuid[i] = (uint8_t)(uuid0 + i);
+	snprintf(o->o_addr, sizeof(o->o_addr), "%s", addr);
+}
+
+/* One message shape: its example, codec, comparison and cleanup. */
+struct shape {
+	const char *sh_name;
+	size_t sh_size;
+	void (*sh_fill)(void *m);
+	void (*sh_codec)(struct nc_xdr *x, void *m);
+	bool (*sh_eq)(const void *a, const void *b);
+	/* Decoded messages that own memory (readdir): prepare and release. */
+	void (*sh_prep)(void *m);
+	void (*sh_fini)(void *m);
+};
+
+static void fill_connect_req(void *p)
+{
+	struct nc_connect_req *m = p;
+
+	m->cr_major = 1;
+	m->cr_minor = 0;
+	m->cr_role = NC_ROLE_CLIENT;
+	m->cr_features = NC_FEAT_BULK_SPLIT;
+	strcpy(m->cr_fsname, "testfs");
+}
+
+static bool eq_connect_req(const void *pa, const void *pb)
+{
+	const struct nc_connect_req *a = pa, *b = pb;
+
+	FEQ(a, b, cr_major);
+	FEQ(a, b, cr_minor);
+	FEQ(a, b, cr_role);
+	FEQ(a, b, cr_features);
+	FSTREQ(a, b, cr_fsname);
+	return true;
+}
+
+static void fill_connect_rep(void *p)
+{
+	struct nc_connect_rep *m = p;
+
+	m->cp_major = 1;
+	m->cp_minor = 0;
+	m->cp_role = NC_ROLE_MDS;
+	m->cp_features = NC_FEAT_BULK_SPLIT;
+	for (int i = 0; i < 16; i++)
+		m->cp_uuid[i] = (uint8_t)i;
+}
+
+static bool eq_connect_rep(const void *pa, const void *pb)
+{
+	const struct nc_connect_rep *a = pa, *b = pb;
+
+	FEQ(a, b, cp_major);
+	FEQ(a, b, cp_minor);
+	FEQ(a, b, cp_role);
+	FEQ(a, b, cp_features);
+	FMEMEQ(a, b, cp_uuid, 16);
+	return true;
+}
+
+static void fill_ost_register_req(void *p)
+{
+	struct nc_ost_register_req *m = p;
+
+	ex_ost(&m->rr_ost, 3, NC_OST_UP, 0x10, "tcp://127.0.0.1:7301");
+}
+
+static bool eq_ost_register_req(const void *pa, const void *pb)
+{
+	const struct nc_ost_register_req *a = pa, *b = pb;
+
+	FSUB(a, b, ost_info_eq, rr_ost);
+	return true;
+}
+
+static void fill_ost_list_rep(void *p)
+{
+	struct nc_ost_list_rep *m = p;
+
+	m->ol_count = 2;
+	ex_ost(&m->ol_osts[0], 0, NC_OST_UP, 0xa0, "tcp://10.0.0.1:7300");
+	ex_ost(&m->ol_osts[1], 1, NC_OST_DOWN, 0xb0, "rdma://10.0.0.2:7300");
+}
+
+static bool eq_ost_list_rep(const void *pa, const void *pb)
+{
+	const struct nc_ost_list_rep *a = pa, *b = pb;
+
+	FEQ(a, b, ol_count);
+	for (uint32_t i = 0; i < a->ol_count && i < NC_MAX_OSTS; i++)
+		FSUB(a, b, ost_info_eq, ol_osts[i]);
+	return true;
+}
+
+static void fill_statfs_rep(void *p)
+{
+	struct nc_statfs_rep *m = p;
+
+	m->sr_stat.s_total = 1ull << 40;
+	m->sr_stat.s_free = 1ull << 39;
+	m->sr_stat.s_avail = (1ull << 39) - 4096;
+	m->sr_stat.s_files = 1000000;
+	m->sr_stat.s_ffree = 999000;
+	m->sr_stat.s_bsize = 4096;
+	m->sr_stat.s_namemax = NC_NAME_MAX;
+}
+
+static bool eq_statfs_rep(const void *pa, const void *pb)
+{
+	const struct nc_statfs_rep *a = pa, *b = pb;
+
+	FSUB(a, b, statfs_eq, sr_stat);
+	return true;
+}
+
+static void fill_name_req(void *p)
+{
+	struct nc_name_req *m = p;
+
+	m->nr_cred = ex_cred;
+	m->nr_parent = ex_parent;
+	strcpy(m->nr_name, "hello.txt");
+	m->nr_flags = NC_UNLINK_DIR;
+}
+
+static bool eq_name_req(const void *pa, const void *pb)
+{
+	const struct nc_name_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, nr_cred);
+	FSUB(a, b, fid_eq, nr_parent);
+	FSTREQ(a, b, nr_name);
+	FEQ(a, b, nr_flags);
+	return true;
+}
+
+static void fill_fid_req(void *p)
+{
+	struct nc_fid_req *m = p;
+
+	m->fr_cred = ex_cred;
+	m->fr_fid = ex_fid;
+	m->fr_flags = NC_OPEN_READ | NC_OPEN_WRITE;
+}
+
+static bool eq_fid_req(const void *pa, const void *pb)
+{
+	const struct nc_fid_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, fr_cred);
+	FSUB(a, b, fid_eq, fr_fid);
+	FEQ(a, b, fr_flags);
+	return true;
+}
+
+static void fill_create_req(void *p)
+{
+	struct nc_create_req *m = p;
+
+	m->cq_cred = ex_cred;
+	m->cq_parent = ex_parent;
+	strcpy(m->cq_name, "link");
+	m->cq_mode = 0120777;
+	m->cq_rdev = 0;
+	m->cq_flags = NC_CREATE_EXCL;
+	strcpy(m->cq_target, "../target/file");
+}
+
+static bool eq_create_req(const void *pa, const void *pb)
+{
+	const struct nc_create_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, cq_cred);
+	FSUB(a, b, fid_eq, cq_parent);
+	FSTREQ(a, b, cq_name);
+	FEQ(a, b, cq_mode);
+	FEQ(a, b, cq_rdev);
+	FEQ(a, b, cq_flags);
+	FSTREQ(a, b, cq_target);
+	return true;
+}
+
+static void fill_setattr_req(void *p)
+{
+	struct nc_setattr_req *m = p;
+
+	m->sa_cred = ex_cred;
+	m->sa_fid = ex_fid;
+	m->sa_valid = NC_SA_MODE | NC_SA_SIZE | NC_SA_ATIME | NC_SA_MTIME;
+	m->sa_mode = 0100644;
+	m->sa_uid = 1000;
+	m->sa_gid = 100;
+	m->sa_size = 0x123456789ull;
+	m->sa_atime = (struct nc_timespec){ 1700000000, 123456789 };
+	/* A negative second count checks the signed encoding. */
+	m->sa_mtime = (struct nc_timespec){ -1, 999999999 };
+}
+
+static bool eq_setattr_req(const void *pa, const void *pb)
+{
+	const struct nc_setattr_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, sa_cred);
+	FSUB(a, b, fid_eq, sa_fid);
+	FEQ(a, b, sa_valid);
+	FEQ(a, b, sa_mode);
+	FEQ(a, b, sa_uid);
+	FEQ(a, b, sa_gid);
+	FEQ(a, b, sa_size);
+	FSUB(a, b, time_eq, sa_atime);
+	FSUB(a, b, time_eq, sa_mtime);
+	return true;
+}
+
+static void fill_rename_req(void *p)
+{
+	struct nc_rename_req *m = p;
+
+	m->rn_cred = ex_cred;
+	m->rn_src = (struct nc_fid){ 0, 0 };
+	m->rn_oldparent = ex_parent;
+	strcpy(m->rn_oldname, "old");
+	m->rn_newparent = (struct nc_fid){ 0x0000000200000402ull, 0x99ull };
+	strcpy(m->rn_newname, "new name");
+	m->rn_flags = NC_RENAME_NOREPLACE;
+}
+
+static bool eq_rename_req(const void *pa, const void *pb)
+{
+	const struct nc_rename_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, rn_cred);
+	FSUB(a, b, fid_eq, rn_src);
+	FSUB(a, b, fid_eq, rn_oldparent);
+	FSTREQ(a, b, rn_oldname);
+	FSUB(a, b, fid_eq, rn_newparent);
+	FSTREQ(a, b, rn_newname);
+	FEQ(a, b, rn_flags);
+	return true;
+}
+
+static void fill_readdir_req(void *p)
+{
+	struct nc_readdir_req *m = p;
+
+	m->rd_cred = ex_cred;
+	m->rd_fid = ex_parent;
+	m->rd_cookie = 0x7fffffffffff0001ull;
+	m->rd_max = 128;
+}
+
+static bool eq_readdir_req(const void *pa, const void *pb)
+{
+	const struct nc_readdir_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, rd_cred);
+	FSUB(a, b, fid_eq, rd_fid);
+	FEQ(a, b, rd_cookie);
+	FEQ(a, b, rd_max);
+	return true;
+}
+
+static void fill_readdir_rep(void *p)
+{
+	struct nc_readdir_rep *m = p;
+
+	m->dr_count = 3;
+	m->dr_eof = 1;
+	m->dr_ents = ex_dirents;
+}
+
+static bool eq_readdir_rep(const void *pa, const void *pb)
+{
+	const struct nc_readdir_rep *a = pa, *b = pb;
+
+	FEQ(a, b, dr_count);
+	FEQ(a, b, dr_eof);
+	if (a->dr_count && (!a->dr_ents || !b->dr_ents))
+		return false;
+	for (uint32_t i = 0; i < a->dr_count; i++)
+		FSUB(a, b, dirent_eq, dr_ents[i]);
+	return true;
+}
+
+static void prep_readdir_rep(void *p)
+{
+	((struct nc_readdir_rep *)p)->dr_ents = NULL;
+}
+
+static void fini_readdir_rep(void *p)
+{
+	nc_readdir_rep_fini(p);
+}
+
+static void fill_attr_rep(void *p)
+{
+	struct nc_attr_rep *m = p;
+
+	ex_attr(&m->ar_attr);
+	m->ar_has_layout = 1;
+	ex_layout(&m->ar_layout);
+}
+
+static void fill_attr_rep_nolayout(void *p)
+{
+	struct nc_attr_rep *m = p;
+
+	ex_attr(&m->ar_attr);
+	m->ar_has_layout = 0;
+}
+
+static bool eq_attr_rep(const void *pa, const void *pb)
+{
+	const struct nc_attr_rep *a = pa, *b = pb;
+
+	FSUB(a, b, attr_eq, ar_attr);
+	FEQ(a, b, ar_has_layout);
+	if (a->ar_has_layout)
+		FSUB(a, b, layout_eq, ar_layout);
+	return true;
+}
+
+static void fill_layout_msg(void *p)
+{
+	struct nc_layout_msg *m = p;
+
+	m->sl_cred = ex_cred;
+	m->sl_fid = ex_fid;
+	ex_layout(&m->sl_layout);
+}
+
+/* A directory default: 4 MiB stripes over 8 OSTs, the MDS picks the first. */
+static void fill_layout_msg_template(void *p)
+{
+	struct nc_layout_msg *m = p;
+
+	m->sl_cred = ex_cred;
+	m->sl_fid = ex_parent;
+	m->sl_layout.l_stripe_size = 4u << 20;
+	m->sl_layout.l_stripe_count = 8;
+	m->sl_layout.l_k = 0;
+	m->sl_layout.l_m = 0;
+	m->sl_layout.l_flags = NC_LAYOUT_TEMPLATE;
+	m->sl_layout.l_first_ost = NC_OST_ANY;
+	m->sl_layout.l_gen = 0;
+}
+
+static bool eq_layout_msg(const void *pa, const void *pb)
+{
+	const struct nc_layout_msg *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, sl_cred);
+	FSUB(a, b, fid_eq, sl_fid);
+	FSUB(a, b, layout_eq, sl_layout);
+	return true;
+}
+
+static void fill_size_req(void *p)
+{
+	struct nc_size_req *m = p;
+
+	m->su_cred = ex_cred;
+	m->su_fid = ex_fid;
+	m->su_size = 0xfedcba987654ull;
+	m->su_flags = NC_SIZE_MTIME;
+}
+
+static bool eq_size_req(const void *pa, const void *pb)
+{
+	const struct nc_size_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, su_cred);
+	FSUB(a, b, fid_eq, su_fid);
+	FEQ(a, b, su_size);
+	FEQ(a, b, su_flags);
+	return true;
+}
+
+static void fill_xattr_req(void *p)
+{
+	struct nc_xattr_req *m = p;
+
+	m->xr_cred = ex_cred;
+	m->xr_fid = ex_fid;
+	strcpy(m->xr_name, "user.checksum");
+	m->xr_flags = NC_XATTR_CREATE;
+	m->xr_value = ex_xattr_value;
+	m->xr_value_len = sizeof(ex_xattr_value);
+}
+
+static bool eq_xattr_req(const void *pa, const void *pb)
+{
+	const struct nc_xattr_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, xr_cred);
+	FSUB(a, b, fid_eq, xr_fid);
+	FSTREQ(a, b, xr_name);
+	FEQ(a, b, xr_flags);
+	FEQ(a, b, xr_value_len);
+	if (a->xr_value_len)
+		FMEMEQ(a, b, xr_value, a->xr_value_len);
+	return true;
+}
+
+static void fill_bytes_rep(void *p)
+{
+	struct nc_bytes_rep *m = p;
+
+	m->br_data = ex_link_target;
+	m->br_len = (uint32_t)strlen(ex_link_target);
+}
+
+static bool eq_bytes_rep(const void *pa, const void *pb)
+{
+	const struct nc_bytes_rep *a = pa, *b = pb;
+
+	FEQ(a, b, br_len);
+	if (a->br_len)
+		FMEMEQ(a, b, br_data, a->br_len);
+	return true;
+}
+
+static void fill_obj_req(void *p)
+{
+	struct nc_obj_req *m = p;
+
+	m->or_ost = 5;
+	m->or_flags = 0;
+	m->or_fid = ex_fid;
+	m->or_off = 0x100000;
+	m->or_len = 0x40000;
+}
+
+static bool eq_obj_req(const void *pa, const void *pb)
+{
+	const struct nc_obj_req *a = pa, *b = pb;
+
+	FEQ(a, b, or_ost);
+	FEQ(a, b, or_flags);
+	FSUB(a, b, fid_eq, or_fid);
+	FEQ(a, b, or_off);
+	FEQ(a, b, or_len);
+	return true;
+}
+
+static void fill_obj_rep(void *p)
+{
+	struct nc_obj_rep *m = p;
+
+	m->op_size = 0x40000;
+	m->op_blocks = 512;
+}
+
+static bool eq_obj_rep(const void *pa, const void *pb)
+{
+	const struct nc_obj_rep *a = pa, *b = pb;
+
+	FEQ(a, b, op_size);
+	FEQ(a, b, op_blocks);
+	return true;
+}
+
+/* Typed codecs behind one signature (no casts of function pointers). */
+#define CODEC(name, type)                                          \
+	static void codec_##name(struct nc_xdr *x, void *m)        \
+	{                                                          \
+		nc_wire_##name(x, (type *)m);                      \
+	}
+CODEC(connect_req, struct nc_connect_req)
+CODEC(connect_rep, struct nc_connect_rep)
+CODEC(ost_register_req, struct nc_ost_register_req)
+CODEC(ost_list_rep, struct nc_ost_list_rep)
+CODEC(statfs_rep, struct nc_statfs_rep)
+CODEC(name_req, struct nc_name_req)
+CODEC(fid_req, struct nc_fid_req)
+CODEC(create_req, struct nc_create_req)
+CODEC(setattr_req, struct nc_setattr_req)
+CODEC(rename_req, struct nc_rename_req)
+CODEC(readdir_req, struct nc_readdir_req)
+CODEC(readdir_rep, struct nc_readdir_rep)
+CODEC(attr_rep, struct nc_attr_rep)
+CODEC(layout_msg, struct nc_layout_msg)
+CODEC(size_req, struct nc_size_req)
+CODEC(xattr_req, struct nc_xattr_req)
+CODEC(bytes_rep, struct nc_bytes_rep)
+CODEC(obj_req, struct nc_obj_req)
+CODEC(obj_rep, struct nc_obj_rep)
+#undef CODEC
+
+#define SHAPE(name, type) \
+	{ #name, sizeof(type), fill_##name, codec_##name, eq_##name, NULL, NULL }
+
+static const struct shape shapes[] = {
+	SHAPE(connect_req, struct nc_connect_req),
+	SHAPE(connect_rep, struct nc_connect_rep),
+	SHAPE(ost_register_req, struct nc_ost_register_req),
+	SHAPE(ost_list_rep, struct nc_ost_list_rep),
+	SHAPE(statfs_rep, struct nc_statfs_rep),
+	SHAPE(name_req, struct nc_name_req),
+	SHAPE(fid_req, struct nc_fid_req),
+	SHAPE(create_req, struct nc_create_req),
+	SHAPE(setattr_req, struct nc_setattr_req),
+	SHAPE(rename_req, struct nc_rename_req),
+	SHAPE(readdir_req, struct nc_readdir_req),
+	{ "readdir_rep", sizeof(struct nc_readdir_rep), fill_readdir_rep,
+	  codec_readdir_rep, eq_readdir_rep, prep_readdir_rep, fini_readdir_rep },
+	SHAPE(attr_rep, struct nc_attr_rep),
+	{ "attr_rep_nolayout", sizeof(struct nc_attr_rep), fill_attr_rep_nolayout,
+	  codec_attr_rep, eq_attr_rep, NULL, NULL },
+	SHAPE(layout_msg, struct nc_layout_msg),
+	{ "layout_msg_template", sizeof(struct nc_layout_msg), fill_layout_msg_template,
+	  codec_layout_msg, eq_layout_msg, NULL, NULL },
+	SHAPE(size_req, struct nc_size_req),
+	SHAPE(xattr_req, struct nc_xattr_req),
+	SHAPE(bytes_rep, struct nc_bytes_rep),
+	SHAPE(obj_req, struct nc_obj_req),
+	SHAPE(obj_rep, struct nc_obj_rep),
+};
+#undef SHAPE
+#define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+/* A decode target: poisoned so a field the decoder skips cannot pass. */
+static void *target_new(const struct shape *sh)
+{
+	void *m = malloc(sh->sh_size);
+
+	if (!m)
+		return NULL;
+	memset(m, POISON_BYTE, sh->sh_size);
+	if (sh->sh_prep)
+		sh->sh_prep(m);
+	return m;
+}
+
+static void target_free(const struct shape *sh, void *m, bool decoded)
+{
+	if (m && decoded && sh->sh_fini)
+		sh->sh_fini(m);
+	free(m);
+}
+
+/* Encodes the example of @sh; returns a malloc'd copy of exactly *len bytes. */
+static uint8_t *example_encode(const struct shape *sh, size_t *len)
+{
+	uint8_t *buf = malloc(NC_MAX_BODY), *out = NULL;
+	void *m = calloc(1, sh->sh_size);
+	struct nc_xdr x;
+
+	if (!buf || !m)
+		goto out;
+	sh->sh_fill(m);
+	nc_xdr_init_encode(&x, buf, NC_MAX_BODY);
+	sh->sh_codec(&x, m);
+	if (nc_xdr_finish(&x) == 0) {
+		*len = x.x_pos;
+		out = xmemdup(buf, x.x_pos);
+	}
+out:
+	free(m);
+	free(buf);
+	return out;
+}
+
+/* A decoded message and the exact-size copy of the bytes it came from
+ * (by-reference fields point into the copy). */
+struct decoded {
+	void *d_msg;
+	uint8_t *d_buf;
+};
+
+static void decoded_free(const struct shape *sh, struct decoded *d)
+{
+	target_free(sh, d->d_msg, true);
+	free(d->d_buf);
+	d->d_msg = NULL;
+	d->d_buf = NULL;
+}
+
+/* Decodes @len bytes (copied to an exact-size buffer, so ASan sees any
+ * over-read) into a fresh target; returns nc_xdr_finish() and, on success,
+ * the message in @d (release with decoded_free()). */
+static int shape_decode(const struct shape *sh, const uint8_t *bytes, size_t len,
+			struct decoded *d)
+{
+	uint8_t *copy = xmemdup(bytes, len);
+	void *m = target_new(sh);
+	struct nc_xdr x;
+	int rc;
+
+	d->d_msg = NULL;
+	d->d_buf = NULL;
+	if (!copy || !m) {
+		free(copy);
+		free(m);
+		return -ENOMEM;
+	}
+	nc_xdr_init_decode(&x, copy, len);
+	sh->sh_codec(&x, m);
+	rc = nc_xdr_finish(&x);
+	if (x.x_pos > len)
+		rc = -EFAULT; /* the cursor must never pass the end */
+	if (rc) {
+		/* A failed decoder owns nothing; a message rejected only by
+		 * nc_xdr_finish (trailing bytes) was decoded and is freed. */
+		if (x.x_err && sh->sh_prep == prep_readdir_rep)
+			CU_ASSERT_PTR_NULL(((struct nc_readdir_rep *)m)->dr_ents);
+		target_free(sh, m, x.x_err == 0);
+		free(copy);
+		return rc;
+	}
+	d->d_msg = m;
+	d->d_buf = copy;
+	return 0;
+}
+
+/* ---- header ---- */
+
+static void hdr_example(struct nc_msg_hdr *h)
+{
+	h->mh_magic = NC_MSG_MAGIC;
+	h->mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR;
+	h->mh_opcode = NC_OP_GETATTR;
+	h->mh_flags = NC_MF_REPLY;
+	h->mh_status = NC_WS_NOENT;
+	h->mh_reqid = 0x0102030405060708ull;
+	h->mh_body_len = 0x00012345;
+	h->mh_bulk_len = 0x00abcdef;
+}
+
+static void test_hdr_roundtrip(void)
+{
+	struct nc_msg_hdr h, d;
+	uint8_t b[NC_HDR_LEN];
+
+	hdr_example(&h);
+	nc_hdr_encode(&h, b);
+	memset(&d, POISON_BYTE, sizeof(d));
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), 0);
+	CU_ASSERT_EQUAL(d.mh_magic, h.mh_magic);
+	CU_ASSERT_EQUAL(d.mh_version, h.mh_version);
+	CU_ASSERT_EQUAL(d.mh_opcode, h.mh_opcode);
+	CU_ASSERT_EQUAL(d.mh_flags, h.mh_flags);
+	CU_ASSERT_EQUAL(d.mh_status, h.mh_status);
+	CU_ASSERT_EQUAL(d.mh_reqid, h.mh_reqid);
+	CU_ASSERT_EQUAL(d.mh_body_len, h.mh_body_len);
+	CU_ASSERT_EQUAL(d.mh_bulk_len, h.mh_bulk_len);
+
+	/* A negative status survives the u32 on the wire. */
+	h.mh_status = -7;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), 0);
+	CU_ASSERT_EQUAL(d.mh_status, -7);
+
+	/* Another minor of the same major is accepted. */
+	h.mh_version = NC_PROTO_MAJOR << 8 | 0x7f;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), 0);
+	CU_ASSERT_EQUAL(d.mh_version, NC_PROTO_MAJOR << 8 | 0x7f);
+
+	/* The limits themselves are allowed. */
+	hdr_example(&h);
+	h.mh_body_len = NC_MAX_BODY;
+	h.mh_bulk_len = NC_MAX_BULK;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), 0);
+}
+
+static void test_hdr_reject(void)
+{
+	struct nc_msg_hdr h, d;
+	uint8_t b[NC_HDR_LEN];
+
+	hdr_example(&h);
+	h.mh_magic = 0x4d52434eu; /* byte-swapped magic */
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_PROTO);
+	h.mh_magic = 0;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_PROTO);
+
+	hdr_example(&h);
+	h.mh_version = (NC_PROTO_MAJOR + 1) << 8 | NC_PROTO_MINOR;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_VERSION);
+	h.mh_version = 0;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_VERSION);
+
+	hdr_example(&h);
+	h.mh_body_len = NC_MAX_BODY + 1;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_PROTO);
+	h.mh_body_len = UINT32_MAX;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_PROTO);
+
+	hdr_example(&h);
+	h.mh_bulk_len = NC_MAX_BULK + 1;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(nc_hdr_decode(b, &d), -NC_E_PROTO);
+}
+
+static uint32_t le32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* The offsets documented at the top of wire.h, byte by byte. */
+static void test_hdr_offsets(void)
+{
+	struct nc_msg_hdr h;
+	uint8_t b[NC_HDR_LEN];
+	static const uint8_t reqid_le[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+
+	CU_ASSERT_EQUAL(NC_HDR_LEN, 32);
+	hdr_example(&h);
+	memset(b, POISON_BYTE, sizeof(b));
+	nc_hdr_encode(&h, b);
+	/* 0 magic: "MRCN" in memory. */
+	CU_ASSERT_EQUAL(memcmp(b + 0, "MRCN", 4), 0);
+	CU_ASSERT_EQUAL(le32_at(b + 0), NC_MSG_MAGIC);
+	/* 4 version u16: minor byte first, then major. */
+	CU_ASSERT_EQUAL(b[4], NC_PROTO_MINOR);
+	CU_ASSERT_EQUAL(b[5], NC_PROTO_MAJOR);
+	/* 6 opcode u16 */
+	CU_ASSERT_EQUAL(b[6], NC_OP_GETATTR);
+	CU_ASSERT_EQUAL(b[7], 0);
+	/* 8 flags u32 */
+	CU_ASSERT_EQUAL(le32_at(b + 8), NC_MF_REPLY);
+	/* 12 status i32 */
+	CU_ASSERT_EQUAL(le32_at(b + 12), (uint32_t)NC_WS_NOENT);
+	/* 16 reqid u64 */
+	CU_ASSERT_EQUAL(memcmp(b + 16, reqid_le, 8), 0);
+	/* 24 body length, 28 bulk length */
+	CU_ASSERT_EQUAL(b[24], 0x45);
+	CU_ASSERT_EQUAL(b[25], 0x23);
+	CU_ASSERT_EQUAL(b[26], 0x01);
+	CU_ASSERT_EQUAL(b[27], 0x00);
+	CU_ASSERT_EQUAL(le32_at(b + 28), 0x00abcdefu);
+	CU_ASSERT_EQUAL(b[28], 0xef);
+
+	h.mh_status = -1;
+	nc_hdr_encode(&h, b);
+	CU_ASSERT_EQUAL(le32_at(b + 12), 0xffffffffu);
+}
+
+/* ---- XDR primitives ---- */
+
+static void test_xdr_primitives(void)
+{
+	uint8_t buf[64], u8 = 0xfe, u8d = 0;
+	uint16_t u16 = 0x1234, u16d = 0;
+	uint32_t u32 = 0xdeadbeef, u32d = 0;
+	uint64_t u64 = 0x0102030405060708ull, u64d = 0;
+	int64_t i64 = -2, i64d = 0;
+	char fixed[5] = "abcd", fixedd[5] = { 0 };
+	static const uint8_t expect[] = {
+		0xfe, 0x34, 0x12, 0xef, 0xbe, 0xad, 0xde,
+		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+		0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		'a', 'b', 'c', 'd',
+	};
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_xdr_u8(&x, &u8);
+	nc_xdr_u16(&x, &u16);
+	nc_xdr_u32(&x, &u32);
+	nc_xdr_u64(&x, &u64);
+	nc_xdr_i64(&x, &i64);
+	nc_xdr_fixed(&x, fixed, 4);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	CU_ASSERT_EQUAL(x.x_pos, sizeof(expect));
+	CU_ASSERT_EQUAL(memcmp(buf, expect, sizeof(expect)), 0);
+
+	nc_xdr_init_decode(&x, expect, sizeof(expect));
+	nc_xdr_u8(&x, &u8d);
+	nc_xdr_u16(&x, &u16d);
+	nc_xdr_u32(&x, &u32d);
+	nc_xdr_u64(&x, &u64d);
+	nc_xdr_i64(&x, &i64d);
+	nc_xdr_fixed(&x, fixedd, 4);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	CU_ASSERT_EQUAL(u8d, u8);
+	CU_ASSERT_EQUAL(u16d, u16);
+	CU_ASSERT_EQUAL(u32d, u32);
+	CU_ASSERT_EQUAL(u64d, u64);
+	CU_ASSERT_EQUAL(i64d, i64);
+	CU_ASSERT_STRING_EQUAL(fixedd, "abcd");
+
+	/* After the first failure later calls do nothing. */
+	nc_xdr_init_decode(&x, expect, 3);
+	nc_xdr_u32(&x, &u32d);
+	CU_ASSERT_EQUAL(x.x_err, -NC_E_PROTO);
+	CU_ASSERT_EQUAL(x.x_pos, 0);
+	u8d = 0x11;
+	nc_xdr_u8(&x, &u8d);
+	CU_ASSERT_EQUAL(u8d, 0x11);
+	CU_ASSERT_EQUAL(x.x_pos, 0);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), -NC_E_PROTO);
+
+	/* Encoding past the capacity is -EOVERFLOW, decoding short -NC_E_PROTO. */
+	nc_xdr_init_encode(&x, buf, 7);
+	nc_xdr_u64(&x, &u64);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), -EOVERFLOW);
+	nc_xdr_init_decode(&x, expect, 0);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	nc_xdr_init_decode(&x, expect, 1);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), -NC_E_PROTO);
+}
+
+static void test_xdr_str_opaque(void)
+{
+	uint8_t buf[64];
+	char s[8] = "abc", d[8];
+	const void *p = "xyz";
+	const void *pd = NULL;
+	uint32_t n = 3, nd = 0;
+	struct nc_xdr x;
+	static const uint8_t expect[] = { 3, 0, 'a', 'b', 'c', 3, 0, 0, 0, 'x', 'y', 'z' };
+
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_xdr_str(&x, s, 7);
+	nc_xdr_opaque(&x, &p, &n, 16);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	CU_ASSERT_EQUAL(x.x_pos, sizeof(expect));
+	CU_ASSERT_EQUAL(memcmp(buf, expect, sizeof(expect)), 0);
+
+	memset(d, 'q', sizeof(d));
+	nc_xdr_init_decode(&x, expect, sizeof(expect));
+	nc_xdr_str(&x, d, 7);
+	nc_xdr_opaque(&x, &pd, &nd, 16);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	CU_ASSERT_STRING_EQUAL(d, "abc");
+	CU_ASSERT_EQUAL(nd, 3);
+	/* By reference: the value points into the decoded buffer. */
+	CU_ASSERT_PTR_EQUAL(pd, expect + 9);
+
+	/* An empty string and an empty opaque. */
+	s[0] = '\0';
+	n = 0;
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_xdr_str(&x, s, 7);
+	nc_xdr_opaque(&x, &p, &n, 16);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	CU_ASSERT_EQUAL(x.x_pos, 6);
+	nc_xdr_init_decode(&x, buf, 6);
+	nc_xdr_str(&x, d, 7);
+	nc_xdr_opaque(&x, &pd, &nd, 16);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	CU_ASSERT_STRING_EQUAL(d, "");
+	CU_ASSERT_EQUAL(nd, 0);
+
+	/* Exactly max is fine, max + 1 is not. */
+	strcpy(s, "1234567");
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_xdr_str(&x, s, 7);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_xdr_str(&x, s, 6);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(x.x_pos, 0);
+	n = 17;
+	p = buf;
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_xdr_opaque(&x, &p, &n, 16);
+	CU_ASSERT_EQUAL(nc_xdr_finish(&x), -EOVERFLOW);
+}
+
+/* ---- every message shape ---- */
+
+static void test_shapes_roundtrip(void)
+{
+	for (size_t i = 0; i < N_SHAPES; i++) {
+		const struct shape *sh = &shapes[i];
+		void *ex = calloc(1, sh->sh_size);
+		struct decoded d;
+		uint8_t *enc, *re;
+		size_t len = 0, relen = 0;
+		int rc;
+
+		CU_ASSERT_FATAL(ex != NULL);
+		sh->sh_fill(ex);
+		enc = example_encode(sh, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+		CU_ASSERT(len > 0);
+		rc = shape_decode(sh, enc, len, &d);
+		CU_ASSERT_EQUAL(rc, 0);
+		if (rc == 0) {
+			bool same = sh->sh_eq(ex, d.d_msg);
+
+			if (!same)
+				fprintf(stderr, "  round trip of %s differs\n", sh->sh_name);
+			CU_ASSERT(same);
+		}
+		decoded_free(sh, &d);
+
+		/* Encoding the decoded message gives the same bytes. */
+		if (rc == 0) {
+			struct nc_xdr x;
+			uint8_t *copy = xmemdup(enc, len);
+			void *m = target_new(sh);
+
+			nc_xdr_init_decode(&x, copy, len);
+			sh->sh_codec(&x, m);
+			CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+			re = malloc(len);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(re);
+			nc_xdr_init_encode(&x, re, len);
+			sh->sh_codec(&x, m);
+			relen = x.x_pos;
+			CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+			CU_ASSERT_EQUAL(relen, len);
+			CU_ASSERT_EQUAL(memcmp(re, enc, len), 0);
+			free(re);
+			target_free(sh, m, true);
+			free(copy);
+		}
+		free(enc);
+		free(ex);
+	}
+}
+
+static void test_shapes_truncated(void)
+{
+	for (size_t i = 0; i < N_SHAPES; i++) {
+		const struct shape *sh = &shapes[i];
+		uint8_t *enc, *longer;
+		size_t len = 0;
+		struct decoded d;
+		int bad = 0;
+
+		enc = example_encode(sh, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+		for (size_t p = 0; p < len; p++) {
+			int rc = shape_decode(sh, enc, p, &d);
+
+			if (rc != -NC_E_PROTO) {
+				fprintf(stderr, "  %s: prefix %zu of %zu gives %d\n",
+					sh->sh_name, p, len, rc);
+				bad++;
+				decoded_free(sh, &d);
+			}
+		}
+		CU_ASSERT_EQUAL(bad, 0);
+
+		/* One trailing byte is rejected too. */
+		longer = malloc(len + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(longer);
+		memcpy(longer, enc, len);
+		longer[len] = 0;
+		CU_ASSERT_EQUAL(shape_decode(sh, longer, len + 1, &d), -NC_E_PROTO);
+		decoded_free(sh, &d);
+		free(longer);
+		free(enc);
+	}
+}
+
+static void test_shapes_small_buffer(void)
+{
+	for (size_t i = 0; i < N_SHAPES; i++) {
+		const struct shape *sh = &shapes[i];
+		void *ex = calloc(1, sh->sh_size);
+		uint8_t *enc;
+		size_t len = 0;
+		int bad = 0;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ex);
+		sh->sh_fill(ex);
+		enc = example_encode(sh, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+		for (size_t cap = 0; cap < len; cap++) {
+			uint8_t *buf = malloc(cap + GUARD_LEN);
+			struct nc_xdr x;
+			int rc;
+
+			CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+			memset(buf, GUARD_BYTE, cap + GUARD_LEN);
+			nc_xdr_init_encode(&x, buf, cap);
+			sh->sh_codec(&x, ex);
+			rc = nc_xdr_finish(&x);
+			if (rc != -EOVERFLOW || x.x_pos > cap)
+				bad++;
+			for (size_t g = cap; g < cap + GUARD_LEN; g++)
+				if (buf[g] != GUARD_BYTE)
+					bad++;
+			free(buf);
+		}
+		if (bad)
+			fprintf(stderr, "  %s: %d bad small-buffer encodes\n", sh->sh_name, bad);
+		CU_ASSERT_EQUAL(bad, 0);
+		free(enc);
+		free(ex);
+	}
+}
+
+/* ---- golden bytes ---- */
+
+struct golden {
+	char g_name[64];
+	uint8_t *g_bytes;
+	size_t g_len;
+	bool g_used;
+};
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Reads "NAME HEX" lines ('#' comments, blank lines allowed). */
+static int golden_load(struct golden *g, int max, int *n)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096], line[16384];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", top && *top ? top : ".", GOLDEN_FILE);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "  cannot open %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	*n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *name, *hex, *save = NULL;
+		size_t hl;
+
+		if (line[0] == '#')
+			continue;
+		name = strtok_r(line, " \t\r\n", &save);
+		if (!name)
+			continue;
+		hex = strtok_r(NULL, " \t\r\n", &save);
+		hl = hex ? strlen(hex) : 0;
+		if (!hex || hl % 2 || *n == max || strlen(name) >= sizeof(g->g_name)) {
+			rc = -EINVAL;
+			break;
+		}
+		snprintf(g[*n].g_name, sizeof(g[*n].g_name), "%s", name);
+		g[*n].g_len = hl / 2;
+		g[*n].g_bytes = malloc(hl / 2 + 1);
+		g[*n].g_used = false;
+		if (!g[*n].g_bytes) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < hl / 2; i++) {
+			int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				rc = -EINVAL;
+			g[*n].g_bytes[i] = (uint8_t)(hi << 4 | lo);
+		}
+		(*n)++;
+		if (rc)
+			break;
+	}
+	fclose(f);
+	return rc;
+}
+
+static struct golden *golden_find(struct golden *g, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(g[i].g_name, name))
+			return &g[i];
+	return NULL;
+}
+
+static void test_golden(void)
+{
+	struct golden g[64];
+	struct golden *e;
+	struct nc_msg_hdr h, hd;
+	uint8_t hb[NC_HDR_LEN];
+	int n = 0, rc;
+
+	rc = golden_load(g, 64, &n);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc) {
+		for (int i = 0; i < n; i++)
+			free(g[i].g_bytes);
+		return;
+	}
+
+	hdr_example(&h);
+	nc_hdr_encode(&h, hb);
+	e = golden_find(g, n, "hdr");
+	CU_ASSERT_PTR_NOT_NULL(e);
+	if (e) {
+		e->g_used = true;
+		CU_ASSERT_EQUAL(e->g_len, NC_HDR_LEN);
+		if (e->g_len != NC_HDR_LEN || memcmp(e->g_bytes, hb, NC_HDR_LEN)) {
+			fprintf(stderr, "  golden hdr differs; now: hdr ");
+			hex_print(stderr, hb, NC_HDR_LEN);
+			fprintf(stderr, "\n");
+			CU_FAIL("golden hdr bytes");
+		} else {
+			CU_ASSERT_EQUAL(nc_hdr_decode(e->g_bytes, &hd), 0);
+			CU_ASSERT_EQUAL(hd.mh_magic, h.mh_magic);
+			CU_ASSERT_EQUAL(hd.mh_version, h.mh_version);
+			CU_ASSERT_EQUAL(hd.mh_opcode, h.mh_opcode);
+			CU_ASSERT_EQUAL(hd.mh_flags, h.mh_flags);
+			CU_ASSERT_EQUAL(hd.mh_status, h.mh_status);
+			CU_ASSERT_EQUAL(hd.mh_reqid, h.mh_reqid);
+			CU_ASSERT_EQUAL(hd.mh_body_len, h.mh_body_len);
+			CU_ASSERT_EQUAL(hd.mh_bulk_len, h.mh_bulk_len);
+		}
+	}
+
+	for (size_t i = 0; i < N_SHAPES; i++) {
+		const struct shape *sh = &shapes[i];
+		void *ex = calloc(1, sh->sh_size);
+		struct decoded d;
+		uint8_t *enc;
+		size_t len = 0;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ex);
+		sh->sh_fill(ex);
+		enc = example_encode(sh, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+		e = golden_find(g, n, sh->sh_name);
+		if (!e) {
+			fprintf(stderr, "  no golden line for %s; now: %s ", sh->sh_name,
+				sh->sh_name);
+			hex_print(stderr, enc, len);
+			fprintf(stderr, "\n");
+			CU_FAIL("golden line missing");
+			free(enc);
+			free(ex);
+			continue;
+		}
+		e->g_used = true;
+		if (e->g_len != len || memcmp(e->g_bytes, enc, len)) {
+			fprintf(stderr, "  golden %s differs; now: %s ", sh->sh_name,
+				sh->sh_name);
+			hex_print(stderr, enc, len);
+			fprintf(stderr, "\n");
+			CU_FAIL("golden bytes differ");
+		}
+		/* The golden bytes decode back to the example. */
+		rc = shape_decode(sh, e->g_bytes, e->g_len, &d);
+		CU_ASSERT_EQUAL(rc, 0);
+		if (rc == 0) {
+			bool same = sh->sh_eq(ex, d.d_msg);
+
+			if (!same)
+				fprintf(stderr, "  golden %s decodes differently\n", sh->sh_name);
+			CU_ASSERT(same);
+		}
+		decoded_free(sh, &d);
+		free(enc);
+		free(ex);
+	}
+
+	for (int i = 0; i < n; i++) {
+		if (!g[i].g_used) {
+			fprintf(stderr, "  golden line %s names no message shape\n",
+				g[i].g_name);
+			CU_FAIL("unknown golden line");
+		}
+		free(g[i].g_bytes);
+	}
+}
+
+/* ---- oversized counts and bad fields ---- */
+
+/* A growable encoder for hand-made (possibly invalid) messages. */
+struct builder {
+	uint8_t *b_buf;
+	struct nc_xdr b_x;
+};
+
+static void bld_init(struct builder *b, size_t cap)
+{
+	b->b_buf = malloc(cap);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b->b_buf);
+	nc_xdr_init_encode(&b->b_x, b->b_buf, cap);
+}
+
+static void bld_u8(struct builder *b, uint8_t v)
+{
+	nc_xdr_u8(&b->b_x, &v);
+}
+
+static void bld_u16(struct builder *b, uint16_t v)
+{
+	nc_xdr_u16(&b->b_x, &v);
+}
+
+static void bld_u32(struct builder *b, uint32_t v)
+{
+	nc_xdr_u32(&b->b_x, &v);
+}
+
+static void bld_u64(struct builder *b, uint64_t v)
+{
+	nc_xdr_u64(&b->b_x, &v);
+}
+
+static void bld_bytes(struct builder *b, const void *p, size_t n)
+{
+	nc_xdr_fixed(&b->b_x, (void *)(uintptr_t)p, n);
+}
+
+/* A raw string: u16 length (any value) and @n bytes. */
+static void bld_rawstr(struct builder *b, uint16_t len, const void *p, size_t n)
+{
+	bld_u16(b, len);
+	bld_bytes(b, p, n);
+}
+
+static void bld_cred(struct builder *b, uint32_t ngroups)
+{
+	bld_u32(b, 1000);
+	bld_u32(b, 100);
+	bld_u32(b, ngroups);
+	for (uint32_t i = 0; i < ngroups; i++)
+		bld_u32(b, i);
+}
+
+static void bld_fid(struct builder *b)
+{
+	bld_u64(b, ex_fid.f_seq);
+	bld_u64(b, ex_fid.f_oid);
+}
+
+static void bld_layout(struct builder *b, uint16_t count, uint32_t flags)
+{
+	bld_u32(b, 1u << 20);
+	bld_u16(b, count);
+	bld_u8(b, 4);
+	bld_u8(b, 2);
+	bld_u32(b, flags);
+	bld_u32(b, 0);
+	bld_u32(b, 1);
+	if (flags & NC_LAYOUT_TEMPLATE)
+		return;
+	for (uint32_t i = 0; i < count; i++) {
+		bld_u32(b, i);
+		bld_u32(b, 0);
+	}
+}
+
+static void bld_time(struct builder *b, int64_t sec, uint32_t nsec)
+{
+	bld_u64(b, (uint64_t)sec);
+	bld_u32(b, nsec);
+}
+
+static void bld_attr(struct builder *b, uint32_t nsec)
+{
+	bld_fid(b);
+	bld_u32(b, 0100644);
+	bld_u32(b, 0);
+	bld_u32(b, 0);
+	bld_u32(b, 1);
+	bld_u64(b, 4096);
+	bld_u64(b, 8);
+	bld_u32(b, 0);
+	bld_u32(b, 0);
+	bld_time(b, 1, nsec);
+	bld_time(b, 2, 0);
+	bld_time(b, 3, 0);
+}
+
+static void bld_ost(struct builder *b, uint32_t idx, const char *addr)
+{
+	uint8_t uuid[16] = { 0 };
+
+	bld_u32(b, idx);
+	bld_u32(b, NC_OST_UP);
+	bld_bytes(b, uuid, 16);
+	bld_rawstr(b, (uint16_t)strlen(addr), addr, strlen(addr));
+}
+
+/* Decodes the builder's bytes as @name; returns nc_xdr_finish(). */
+static int bld_decode(struct builder *b, const char *name)
+{
+	const struct shape *sh = NULL;
+	struct decoded d;
+	int rc;
+
+	for (size_t i = 0; i < N_SHAPES; i++)
+		if (!strcmp(shapes[i].sh_name, name))
+			sh = &shapes[i];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	CU_ASSERT_EQUAL_FATAL(b->b_x.x_err, 0);
+	rc = shape_decode(sh, b->b_buf, b->b_x.x_pos, &d);
+	decoded_free(sh, &d);
+	free(b->b_buf);
+	b->b_buf = NULL;
+	return rc;
+}
+
+/* Each limit: the value at the limit decodes, one past it is -NC_E_PROTO
+ * (with every byte present, so the failure is not a truncation). */
+static void test_decode_limits(void)
+{
+	struct builder b;
+	static char big[NC_SYMLINK_MAX + 2];
+	uint8_t *val;
+
+	memset(big, 'a', sizeof(big));
+
+	for (int over = 0; over <= 1; over++) {
+		int want = over ? -NC_E_PROTO : 0;
+		char name_nul[] = "ab\0cd";
+
+		/* Layout stripe count. */
+		bld_init(&b, 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_layout(&b, (uint16_t)(NC_MAX_STRIPES + over), 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "layout_msg"), want);
+
+		/* The same count in an attr reply's layout. */
+		bld_init(&b, 4096);
+		bld_attr(&b, 0);
+		bld_u32(&b, 1);
+		bld_layout(&b, (uint16_t)(NC_MAX_STRIPES + over), 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "attr_rep"), want);
+
+		/* Supplementary groups. */
+		bld_init(&b, 4096);
+		bld_cred(&b, NC_MAX_GROUPS + (uint32_t)over);
+		bld_fid(&b);
+		bld_u32(&b, 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "fid_req"), want);
+
+		/* Readdir entry count. */
+		bld_init(&b, 64 * 1024);
+		bld_u32(&b, NC_READDIR_MAX + (uint32_t)over);
+		bld_u32(&b, 0);
+		for (int i = 0; i < NC_READDIR_MAX + over; i++) {
+			bld_u64(&b, (uint64_t)i + 1);
+			bld_fid(&b);
+			bld_u32(&b, 0100000);
+			bld_rawstr(&b, 1, "x", 1);
+		}
+		CU_ASSERT_EQUAL(bld_decode(&b, "readdir_rep"), want);
+
+		/* OST list count. */
+		bld_init(&b, 64 * 1024);
+		bld_u32(&b, NC_MAX_OSTS + (uint32_t)over);
+		for (int i = 0; i < NC_MAX_OSTS + over; i++)
+			bld_ost(&b, (uint32_t)i, "tcp://h:1");
+		CU_ASSERT_EQUAL(bld_decode(&b, "ost_list_rep"), want);
+
+		/* A name longer than NC_NAME_MAX. */
+		bld_init(&b, 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_rawstr(&b, (uint16_t)(NC_NAME_MAX + over), big,
+			   (size_t)(NC_NAME_MAX + over));
+		bld_u32(&b, 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "name_req"), want);
+
+		/* A filesystem name longer than NC_FSNAME_MAX. */
+		bld_init(&b, 4096);
+		bld_u16(&b, 1);
+		bld_u16(&b, 0);
+		bld_u32(&b, NC_ROLE_CLIENT);
+		bld_u64(&b, 1);
+		bld_rawstr(&b, (uint16_t)(NC_FSNAME_MAX + over), big,
+			   (size_t)(NC_FSNAME_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "connect_req"), want);
+
+		/* A symlink target longer than NC_SYMLINK_MAX. */
+		bld_init(&b, 8192);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_rawstr(&b, 1, "l", 1);
+		bld_u32(&b, 0120777);
+		bld_u32(&b, 0);
+		bld_u32(&b, 0);
+		bld_rawstr(&b, (uint16_t)(NC_SYMLINK_MAX + over), big,
+			   (size_t)(NC_SYMLINK_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "create_req"), want);
+
+		/* An OST address longer than NC_ADDR_MAX. */
+		bld_init(&b, 4096);
+		bld_u32(&b, 0);
+		bld_u32(&b, NC_OST_UP);
+		bld_bytes(&b, big, 16);
+		bld_rawstr(&b, (uint16_t)(NC_ADDR_MAX + over), big,
+			   (size_t)(NC_ADDR_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "ost_register_req"), want);
+
+		/* An embedded NUL (over) versus a clean name of the same length. */
+		bld_init(&b, 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		if (over)
+			bld_rawstr(&b, 5, name_nul, 5);
+		else
+			bld_rawstr(&b, 5, "abxcd", 5);
+		bld_u32(&b, 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "name_req"), want);
+
+		/* An xattr value larger than NC_XATTR_VALUE_MAX. */
+		val = calloc(1, NC_XATTR_VALUE_MAX + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(val);
+		bld_init(&b, NC_XATTR_VALUE_MAX + 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_rawstr(&b, 6, "user.a", 6);
+		bld_u32(&b, 0);
+		bld_u32(&b, NC_XATTR_VALUE_MAX + (uint32_t)over);
+		bld_bytes(&b, val, (size_t)(NC_XATTR_VALUE_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "xattr_req"), want);
+		free(val);
+
+		/* A bytes reply larger than its maximum (the body less its length). */
+		val = calloc(1, NC_MAX_BODY);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(val);
+		bld_init(&b, NC_MAX_BODY + 8);
+		bld_u32(&b, NC_MAX_BODY - 4 + (uint32_t)over);
+		bld_bytes(&b, val, (size_t)(NC_MAX_BODY - 4 + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "bytes_rep"), want);
+		free(val);
+
+		/* Nanoseconds must stay below one second: attr and setattr. */
+		bld_init(&b, 4096);
+		bld_attr(&b, over ? 1000000000u : 999999999u);
+		bld_u32(&b, 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "attr_rep"), want);
+
+		bld_init(&b, 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		for (int i = 0; i < 4; i++)
+			bld_u32(&b, 0);
+		bld_u64(&b, 0);
+		bld_time(&b, 5, 0);
+		bld_time(&b, 6, over ? UINT32_MAX : 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "setattr_req"), want);
+	}
+
+	/* A huge count with nothing behind it fails without a huge allocation. */
+	bld_init(&b, 64);
+	bld_u32(&b, UINT32_MAX);
+	bld_u32(&b, 1);
+	CU_ASSERT_EQUAL(bld_decode(&b, "readdir_rep"), -NC_E_PROTO);
+	bld_init(&b, 64);
+	bld_u32(&b, UINT32_MAX);
+	CU_ASSERT_EQUAL(bld_decode(&b, "ost_list_rep"), -NC_E_PROTO);
+}
+
+static int encode_one(void (*codec)(struct nc_xdr *, void *), void *m)
+{
+	static uint8_t buf[NC_MAX_BODY];
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	codec(&x, m);
+	return nc_xdr_finish(&x);
+}
+
+static void test_encode_limits(void)
+{
+	struct nc_name_req nr;
+	struct nc_connect_req cr;
+	struct nc_create_req *cq = calloc(1, sizeof(*cq));
+	struct nc_ost_register_req orr;
+	struct nc_layout_msg lm;
+	struct nc_fid_req fr;
+	struct nc_readdir_rep rr;
+	struct nc_ost_list_rep *ol = calloc(1, sizeof(*ol));
+	struct nc_xattr_req xr;
+	static struct nc_dirent ents[NC_READDIR_MAX + 1];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cq);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ol);
+
+	/* Strings one past their maximum (no NUL in the whole array). */
+	fill_name_req(&nr);
+	memset(nr.nr_name, 'n', sizeof(nr.nr_name));
+	CU_ASSERT_EQUAL(encode_one(codec_name_req, &nr), -ENAMETOOLONG);
+	fill_connect_req(&cr);
+	memset(cr.cr_fsname, 'f', sizeof(cr.cr_fsname));
+	CU_ASSERT_EQUAL(encode_one(codec_connect_req, &cr), -ENAMETOOLONG);
+	fill_create_req(cq);
+	memset(cq->cq_target, 't', sizeof(cq->cq_target));
+	CU_ASSERT_EQUAL(encode_one(codec_create_req, cq), -ENAMETOOLONG);
+	fill_ost_register_req(&orr);
+	memset(orr.rr_ost.o_addr, 'a', sizeof(orr.rr_ost.o_addr));
+	CU_ASSERT_EQUAL(encode_one(codec_ost_register_req, &orr), -ENAMETOOLONG);
+	/* ... and exactly at the maximum they encode. */
+	nr.nr_name[NC_NAME_MAX] = '\0';
+	CU_ASSERT_EQUAL(encode_one(codec_name_req, &nr), 0);
+	cq->cq_target[NC_SYMLINK_MAX] = '\0';
+	CU_ASSERT_EQUAL(encode_one(codec_create_req, cq), 0);
+
+	/* Counts past their arrays. */
+	fill_layout_msg(&lm);
+	lm.sl_layout.l_stripe_count = NC_MAX_STRIPES + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_layout_msg, &lm), -EOVERFLOW);
+	lm.sl_layout.l_stripe_count = NC_MAX_STRIPES;
+	CU_ASSERT_EQUAL(encode_one(codec_layout_msg, &lm), 0);
+	fill_fid_req(&fr);
+	fr.fr_cred.c_ngroups = NC_MAX_GROUPS + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_fid_req, &fr), -EOVERFLOW);
+	rr.dr_count = NC_READDIR_MAX + 1;
+	rr.dr_eof = 0;
+	rr.dr_ents = ents;
+	for (int i = 0; i <= NC_READDIR_MAX; i++)
+		strcpy(ents[i].de_name, "e");
+	CU_ASSERT_EQUAL(encode_one(codec_readdir_rep, &rr), -EOVERFLOW);
+	rr.dr_count = NC_READDIR_MAX;
+	CU_ASSERT_EQUAL(encode_one(codec_readdir_rep, &rr), 0);
+	ol->ol_count = NC_MAX_OSTS + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_ost_list_rep, ol), -EOVERFLOW);
+	fill_xattr_req(&xr);
+	xr.xr_value = ol; /* any readable memory */
+	xr.xr_value_len = NC_XATTR_VALUE_MAX + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_xattr_req, &xr), -EOVERFLOW);
+	free(ol);
+	free(cq);
+}
+
+/* ---- status mapping and the opcode table ---- */
+
+static void test_status_map(void)
+{
+	int n = 0;
+
+#define CHECK_WS(name, value, err)                                     \
+	do {                                                           \
+		CU_ASSERT_EQUAL(NC_WS_##name, value);                  \
+		CU_ASSERT_EQUAL(nc_status_from_err(err), value);       \
+		CU_ASSERT_EQUAL(nc_err_from_status(value), err);       \
+		n++;                                                   \
+	} while (0);
+	NC_WIRE_STATUS(CHECK_WS)
+#undef CHECK_WS
+	CU_ASSERT(n >= 35);
+
+	/* Wire values are stable: never renumbered. */
+	CU_ASSERT_EQUAL(NC_WS_OK, 0);
+	CU_ASSERT_EQUAL(NC_WS_NOENT, 2);
+	CU_ASSERT_EQUAL(NC_WS_IO, 5);
+	CU_ASSERT_EQUAL(NC_WS_EXIST, 17);
+	CU_ASSERT_EQUAL(NC_WS_NOTEMPTY, 39);
+	CU_ASSERT_EQUAL(NC_WS_STALE, 116);
+	CU_ASSERT_EQUAL(NC_WS_PROTO, 1000);
+	CU_ASSERT_EQUAL(NC_WS_HANDSHAKE, 1006);
+
+	/* Unknown local errors travel as IO; unknown statuses arrive as -EIO. */
+	CU_ASSERT_EQUAL(nc_status_from_err(-EDOM), NC_WS_IO);
+	CU_ASSERT_EQUAL(nc_status_from_err(-NC_E_CONFIG), NC_WS_IO);
+	CU_ASSERT_EQUAL(nc_status_from_err(ENOENT), NC_WS_IO);
+	CU_ASSERT_EQUAL(nc_status_from_err(-99999), NC_WS_IO);
+	CU_ASSERT_EQUAL(nc_err_from_status(3), -EIO);
+	CU_ASSERT_EQUAL(nc_err_from_status(999), -EIO);
+	CU_ASSERT_EQUAL(nc_err_from_status(-1), -EIO);
+	CU_ASSERT_EQUAL(nc_err_from_status(INT32_MAX), -EIO);
+}
+
+static void test_opcodes(void)
+{
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_CONNECT), "CONNECT");
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_GETATTR), "GETATTR");
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_OBJ_WRITE), "OBJ_WRITE");
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_OST_STATFS), "OST_STATFS");
+	CU_ASSERT_STRING_EQUAL(nc_op_name(0), "UNKNOWN");
+	CU_ASSERT_STRING_EQUAL(nc_op_name(999), "UNKNOWN");
+
+	CU_ASSERT_TRUE(nc_op_is_known(NC_OP_PING));
+	CU_ASSERT_TRUE(nc_op_is_known(NC_OP_RENAME));
+	CU_ASSERT_FALSE(nc_op_is_known(0));
+	CU_ASSERT_FALSE(nc_op_is_known(3));
+	CU_ASSERT_FALSE(nc_op_is_known(999));
+	CU_ASSERT_FALSE(nc_op_is_known(UINT16_MAX));
+
+	CU_ASSERT_TRUE(nc_op_is_idempotent(NC_OP_GETATTR));
+	CU_ASSERT_TRUE(nc_op_is_idempotent(NC_OP_OBJ_READ));
+	CU_ASSERT_TRUE(nc_op_is_idempotent(NC_OP_OBJ_WRITE));
+	CU_ASSERT_FALSE(nc_op_is_idempotent(NC_OP_CREATE));
+	CU_ASSERT_FALSE(nc_op_is_idempotent(NC_OP_RENAME));
+	CU_ASSERT_FALSE(nc_op_is_idempotent(NC_OP_UNLINK));
+	CU_ASSERT_FALSE(nc_op_is_idempotent(999));
+
+	/* Opcode values are stable on the wire. */
+	CU_ASSERT_EQUAL(NC_OP_CONNECT, 1);
+	CU_ASSERT_EQUAL(NC_OP_LOOKUP, 20);
+	CU_ASSERT_EQUAL(NC_OP_READDIR, 27);
+	CU_ASSERT_EQUAL(NC_OP_OBJ_READ, 50);
+	CU_ASSERT_EQUAL(NC_OP_OST_STATFS, 57);
+}
+
+/* ---- addresses, FIDs, sizes, error strings ---- */
+
+static void test_addr(void)
+{
+	struct nc_addr a;
+	char buf[NC_ADDR_MAX + 16];
+	char longhost[NC_ADDR_MAX + 16];
+	static const char *const bad[] = {
+		"tcp://127.0.0.1",      /* no port */
+		"127.0.0.1",            /* no port, no scheme */
+		"host:",                /* empty port */
+		"host:70000",           /* port out of range */
+		"host:65536",
+		"host:-1",
+		"host:80x",
+		"host:0x50",
+		":80",                  /* empty host */
+		"tcp://:80",
+		"[]:80",
+		"[::1]80",              /* no colon after the bracket */
+		"[::1",
+		"://h:1",               /* empty scheme */
+		"waytoolong://h:1",     /* scheme past its field */
+		"garbage",
+		"",
+	};
+
+	CU_ASSERT_EQUAL(nc_addr_parse("tcp://127.0.0.1:7300", &a), 0);
+	CU_ASSERT_STRING_EQUAL(a.a_scheme, "tcp");
+	CU_ASSERT_STRING_EQUAL(a.a_host, "127.0.0.1");
+	CU_ASSERT_EQUAL(a.a_port, 7300);
+
+	CU_ASSERT_EQUAL(nc_addr_parse("node7:7301", &a), 0);
+	CU_ASSERT_STRING_EQUAL(a.a_scheme, "tcp");
+	CU_ASSERT_STRING_EQUAL(a.a_host, "node7");
+	CU_ASSERT_EQUAL(a.a_port, 7301);
+
+	CU_ASSERT_EQUAL(nc_addr_parse("[::1]:80", &a), 0);
+	CU_ASSERT_STRING_EQUAL(a.a_scheme, "tcp");
+	CU_ASSERT_STRING_EQUAL(a.a_host, "::1");
+	CU_ASSERT_EQUAL(a.a_port, 80);
+	nc_addr_format(&a, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "tcp://[::1]:80");
+
+	CU_ASSERT_EQUAL(nc_addr_parse("rdma://h:1", &a), 0);
+	CU_ASSERT_STRING_EQUAL(a.a_scheme, "rdma");
+	CU_ASSERT_STRING_EQUAL(a.a_host, "h");
+	CU_ASSERT_EQUAL(a.a_port, 1);
+	nc_addr_format(&a, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "rdma://h:1");
+	/* Only tcp is built into every configuration. */
+	CU_ASSERT_PTR_NULL(nc_xprt_find(&a));
+
+	CU_ASSERT_EQUAL(nc_addr_parse("tcp://127.0.0.1:0", &a), 0);
+	CU_ASSERT_EQUAL(a.a_port, 0);
+	CU_ASSERT_PTR_EQUAL(nc_xprt_find(&a), &nc_xprt_tcp);
+	CU_ASSERT_EQUAL(nc_addr_parse("h:65535", &a), 0);
+	CU_ASSERT_EQUAL(a.a_port, 65535);
+	nc_addr_format(&a, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "tcp://h:65535");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = nc_addr_parse(bad[i], &a);
+
+		if (rc != -NC_E_ADDR)
+			fprintf(stderr, "  address '%s' gives %d\n", bad[i], rc);
+		CU_ASSERT_EQUAL(rc, -NC_E_ADDR);
+	}
+
+	/* A host name longer than the field. */
+	memset(longhost, 'h', NC_ADDR_MAX + 1);
+	strcpy(longhost + NC_ADDR_MAX + 1, ":1");
+	CU_ASSERT_EQUAL(nc_addr_parse(longhost, &a), -NC_E_ADDR);
+}
+
+static void test_fid_str(void)
+{
+	struct nc_fid f = { 0x0000000200000401ull, 0xffffffffffffffffull }, g;
+	char buf[NC_FID_STR_LEN];
+	static const char *const bad[] = {
+		"", ":", "1:", ":1", "1", "xyz:1", "1:xyz", "1:2:3", "1 :2",
+		"[1:2", "1:2]", "[]", "-1:2", "11111111111111111:2",
+		"1:11111111111111111", "0x1:2",
+	};
+
+	nc_fid_to_str(&f, buf);
+	CU_ASSERT_STRING_EQUAL(buf, "0000000200000401:ffffffffffffffff");
+	CU_ASSERT_EQUAL(strlen(buf), NC_FID_STR_LEN - 1);
+	memset(&g, 0, sizeof(g));
+	CU_ASSERT_EQUAL(nc_fid_from_str(buf, &g), 0);
+	CU_ASSERT_TRUE(nc_fid_eq(&f, &g));
+
+	CU_ASSERT_EQUAL(nc_fid_from_str("[200000401:2A]", &g), 0);
+	CU_ASSERT_EQUAL(g.f_seq, 0x200000401ull);
+	CU_ASSERT_EQUAL(g.f_oid, 0x2aull);
+	CU_ASSERT_EQUAL(nc_fid_from_str("1:1", &g), 0);
+	nc_fid_root(&f);
+	CU_ASSERT_TRUE(nc_fid_eq(&f, &g));
+	CU_ASSERT_FALSE(nc_fid_is_zero(&g));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = nc_fid_from_str(bad[i], &g);
+
+		if (rc != -EINVAL)
+			fprintf(stderr, "  fid '%s' gives %d\n", bad[i], rc);
+		CU_ASSERT_EQUAL(rc, -EINVAL);
+	}
+}
+
+static void test_parse_size(void)
+{
+	unsigned long long v = 0;
+	static const char *const bad[] = {
+		"-1", "1Q", "", "K", "1MiBx", "1KK", "1 K", "1.5M",
+		"18446744073709551616", "16777216T",
+	};
+
+	CU_ASSERT_EQUAL(nc_parse_size("4K", &v), 0);
+	CU_ASSERT_EQUAL(v, 4096ull);
+	CU_ASSERT_EQUAL(nc_parse_size("1M", &v), 0);
+	CU_ASSERT_EQUAL(v, 1ull << 20);
+	CU_ASSERT_EQUAL(nc_parse_size("64MiB", &v), 0);
+	CU_ASSERT_EQUAL(v, 64ull << 20);
+	CU_ASSERT_EQUAL(nc_parse_size("1G", &v), 0);
+	CU_ASSERT_EQUAL(v, 1ull << 30);
+	CU_ASSERT_EQUAL(nc_parse_size("2t", &v), 0);
+	CU_ASSERT_EQUAL(v, 2ull << 40);
+	CU_ASSERT_EQUAL(nc_parse_size("8kb", &v), 0);
+	CU_ASSERT_EQUAL(v, 8192ull);
+	CU_ASSERT_EQUAL(nc_parse_size("12345", &v), 0);
+	CU_ASSERT_EQUAL(v, 12345ull);
+	CU_ASSERT_EQUAL(nc_parse_size("0", &v), 0);
+	CU_ASSERT_EQUAL(v, 0ull);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 777;
+		CU_ASSERT_EQUAL(nc_parse_size(bad[i], &v), -EINVAL);
+		/* A rejected size leaves the output alone. */
+		CU_ASSERT_EQUAL(v, 777ull);
+	}
+}
+
+static void test_strerror(void)
+{
+	CU_ASSERT_STRING_EQUAL(nc_strerror(-ENOENT), strerror(ENOENT));
+	CU_ASSERT_STRING_EQUAL(nc_strerror(ENOENT), strerror(ENOENT));
+	CU_ASSERT_STRING_EQUAL(nc_strerror(-NC_E_PROTO), "malformed protocol message");
+	CU_ASSERT_STRING_EQUAL(nc_strerror(NC_E_FSNAME), "filesystem name does not match");
+	CU_ASSERT_STRING_EQUAL(nc_strerror(-NC_E_HANDSHAKE),
+			       "connection handshake missing or refused");
+	CU_ASSERT_STRING_EQUAL(nc_strerror(0), "success");
+	CU_ASSERT_STRING_EQUAL(nc_strerror(-5000), "unknown nacre error");
+	/* Project codes never collide with errno values. */
+	CU_ASSERT(NC_E_PROTO > 4095);
+}
+
+/* ---- config files ---- */
+
+static char *tmpdir_make(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *t;
+
+	if (asprintf(&t, "%s/nacre-wire-XXXXXX", base && *base ? base : P_tmpdir) < 0)
+		return NULL;
+	if (!mkdtemp(t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) ? -errno : 0;
+}
+
+static void test_config_expand(void)
+{
+	static const struct option opts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "fsname", required_argument, NULL, 'f' },
+		{ "foreground", no_argument, NULL, 'F' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *dir = tmpdir_make(), *conf = NULL, *badconf = NULL, *eqarg = NULL;
+	char **nv = NULL;
+	int nc = 0, c, threads = 0;
+	bool fg = false;
+	char fsname[32] = "", level[16] = "";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+	CU_ASSERT_FATAL(asprintf(&conf, "%s/mds.conf", dir) > 0);
+	CU_ASSERT_FATAL(asprintf(&badconf, "%s/bad.conf", dir) > 0);
+	CU_ASSERT_EQUAL_FATAL(write_file(conf,
+		"# nacre-mds settings\n"
+		"\n"
+		"   threads = 8   \n"
+		"fsname=demo # trailing comment\n"
+		"\tforeground\n"
+		"log-level =   debug\n"
+		"   # indented comment\n"), 0);
+
+	{
+		char *argv[] = { "nacre-mds", "--config", conf, "--threads=2", NULL };
+
+		CU_ASSERT_EQUAL(nc_config_expand(4, argv, &nc, &nv), 0);
+	}
+	CU_ASSERT_EQUAL(nc, 6);
+	if (nc == 6) {
+		CU_ASSERT_STRING_EQUAL(nv[0], "nacre-mds");
+		CU_ASSERT_STRING_EQUAL(nv[1], "--threads=8");
+		CU_ASSERT_STRING_EQUAL(nv[2], "--fsname=demo");
+		CU_ASSERT_STRING_EQUAL(nv[3], "--foreground");
+		CU_ASSERT_STRING_EQUAL(nv[4], "--log-level=debug");
+		CU_ASSERT_STRING_EQUAL(nv[5], "--threads=2");
+		CU_ASSERT_PTR_NULL(nv[6]);
+
+		/* Parsed the way a daemon parses it: the command line wins. */
+		optind = 1;
+		opterr = 0;
+		while ((c = getopt_long(nc, nv, "", opts, NULL)) != -1) {
+			if (c == 't')
+				threads = atoi(optarg);
+			else if (c == 'f')
+				snprintf(fsname, sizeof(fsname), "%s", optarg);
+			else if (c == 'F')
+				fg = true;
+			else if (c == 'l')
+				snprintf(level, sizeof(level), "%s", optarg);
+		}
+		CU_ASSERT_EQUAL(threads, 2);
+		CU_ASSERT_STRING_EQUAL(fsname, "demo");
+		CU_ASSERT_TRUE(fg);
+		CU_ASSERT_STRING_EQUAL(level, "debug");
+		optind = 1;
+	}
+	if (nv)
+		nc_config_free(nc, nv);
+	nv = NULL;
+
+	/* "--config=FILE" and an option before it, which the file overrides. */
+	CU_ASSERT_FATAL(asprintf(&eqarg, "--config=%s", conf) > 0);
+	{
+		char *argv[] = { "nacre-oss", "--fsname=early", eqarg, NULL };
+
+		CU_ASSERT_EQUAL(nc_config_expand(3, argv, &nc, &nv), 0);
+	}
+	CU_ASSERT_EQUAL(nc, 6);
+	if (nc == 6) {
+		CU_ASSERT_STRING_EQUAL(nv[1], "--fsname=early");
+		CU_ASSERT_STRING_EQUAL(nv[3], "--fsname=demo");
+	}
+	if (nv)
+		nc_config_free(nc, nv);
+	nv = NULL;
+
+	/* No file name, a missing file, a bad option name. */
+	{
+		char *argv[] = { "nacre-mds", "--config", NULL };
+
+		CU_ASSERT_EQUAL(nc_config_expand(2, argv, &nc, &nv), -NC_E_CONFIG);
+	}
+	{
+		char *argv[] = { "nacre-mds", "--config", badconf, NULL };
+
+		CU_ASSERT_EQUAL(nc_config_expand(3, argv, &nc, &nv), -ENOENT);
+		CU_ASSERT_EQUAL_FATAL(write_file(badconf, "threads = 1\nbad key = 2\n"), 0);
+		CU_ASSERT_EQUAL(nc_config_expand(3, argv, &nc, &nv), -NC_E_CONFIG);
+		CU_ASSERT_EQUAL_FATAL(write_file(badconf, " = 2\n"), 0);
+		CU_ASSERT_EQUAL(nc_config_expand(3, argv, &nc, &nv), -NC_E_CONFIG);
+	}
+
+	unlink(conf);
+	unlink(badconf);
+	rmdir(dir);
+	free(eqarg);
+	free(badconf);
+	free(conf);
+	free(dir);
+}
+
+/* ---- fuzz ---- */
+
+/* Random and mutated buffers into every decoder: no crash, no leak, no read
+ * past the buffer (run under ASan), and whatever decodes re-encodes to the
+ * same bytes (the encoding is canonical). */
+static void test_fuzz(void)
+{
+	uint8_t *golden[N_SHAPES];
+	size_t glen[N_SHAPES];
+	uint8_t *buf = malloc(8192), *re = malloc(NC_MAX_BODY);
+	void *targets[N_SHAPES];
+	unsigned long decoded = 0, noncanon = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(re);
+	for (size_t i = 0; i < N_SHAPES; i++) {
+		golden[i] = example_encode(&shapes[i], &glen[i]);
+		targets[i] = malloc(shapes[i].sh_size);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(golden[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(targets[i]);
+	}
+	rng_state = FUZZ_SEED;
+	for (int round = 0; round < FUZZ_ROUNDS; round++) {
+		uint64_t r = rng_next();
+		size_t len;
+		uint8_t *in;
+
+		if (r & 1) {
+			/* Pure noise, mostly short, sometimes long. */
+			len = (r >> 8) % 4 ? (size_t)(rng_next() % 160)
+					   : (size_t)(rng_next() % 8192);
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (uint8_t)rng_next();
+		} else {
+			/* A valid message with a few bytes changed, cut or grown. */
+			size_t s = (size_t)(rng_next() % N_SHAPES);
+			int flips = 1 + (int)(rng_next() % 4);
+
+			len = glen[s];
+			memcpy(buf, golden[s], len);
+			for (int f = 0; f < flips && len; f++)
+				buf[rng_next() % len] ^= (uint8_t)(1u << (rng_next() % 8));
+			switch (rng_next() % 4) {
+			case 0:
+				len = len ? (size_t)(rng_next() % len) : 0;
+				break;
+			case 1:
+				buf[len++] = (uint8_t)rng_next();
+				break;
+			default:
+				break;
+			}
+		}
+		in = xmemdup(buf, len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+		for (size_t s = 0; s < N_SHAPES; s++) {
+			const struct shape *sh = &shapes[s];
+			void *m = targets[s];
+			struct nc_xdr x;
+
+			if (sh->sh_prep)
+				sh->sh_prep(m);
+			nc_xdr_init_decode(&x, in, len);
+			sh->sh_codec(&x, m);
+			if (x.x_pos > len)
+				CU_FAIL("decoder cursor passed the end");
+			if (nc_xdr_finish(&x) == 0) {
+				decoded++;
+				nc_xdr_init_encode(&x, re, NC_MAX_BODY);
+				sh->sh_codec(&x, m);
+				if (nc_xdr_finish(&x) || x.x_pos != len ||
+				    memcmp(re, in, len)) {
+					noncanon++;
+					fprintf(stderr, "  %s: round %d decodes but re-encodes differently\n",
+						sh->sh_name, round);
+				}
+			}
+			if (x.x_err == 0 && sh->sh_fini)
+				sh->sh_fini(m);
+		}
+		free(in);
+	}
+	CU_ASSERT_EQUAL(noncanon, 0);
+	/* The mutations must reach the success path too, or the loop tests little. */
+	CU_ASSERT(decoded > 1000);
+	for (size_t i = 0; i < N_SHAPES; i++) {
+		free(golden[i]);
+		free(targets[i]);
+	}
+	free(re);
+	free(buf);
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned int failures;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	suite = CU_add_suite("wire", NULL, NULL);
+	if (!suite ||
+	    !CU_add_test(suite, "header round trip", test_hdr_roundtrip) ||
+	    !CU_add_test(suite, "header rejects", test_hdr_reject) ||
+	    !CU_add_test(suite, "header byte offsets", test_hdr_offsets) ||
+	    !CU_add_test(suite, "xdr primitives", test_xdr_primitives) ||
+	    !CU_add_test(suite, "xdr strings and opaques", test_xdr_str_opaque) ||
+	    !CU_add_test(suite, "shapes round trip", test_shapes_roundtrip) ||
+	    !CU_add_test(suite, "shapes truncated", test_shapes_truncated) ||
+	    !CU_add_test(suite, "shapes into small buffers", test_shapes_small_buffer) ||
+	    !CU_add_test(suite, "golden bytes", test_golden) ||
+	    !CU_add_test(suite, "decode limits", test_decode_limits) ||
+	    !CU_add_test(suite, "encode limits", test_encode_limits) ||
+	    !CU_add_test(suite, "status mapping", test_status_map) ||
+	    !CU_add_test(suite, "opcode table", test_opcodes) ||
+	    !CU_add_test(suite, "addresses", test_addr) ||
+	    !CU_add_test(suite, "fid strings", test_fid_str) ||
+	    !CU_add_test(suite, "sizes", test_parse_size) ||
+	    !CU_add_test(suite, "error strings", test_strerror) ||
+	    !CU_add_test(suite, "config files", test_config_expand) ||
+	    !CU_add_test(suite, "decoder fuzz", test_fuzz)) {
+		CU_cleanup_registry();
+		return 99;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures == 0 ? 0 : 1;
+}

@@ -12,6 +12,7 @@
 
 #include "common/daemon.h"
 #include "common/errors.h"
+#include "common/log.h"
 
 static char *trim(char *s)
 {
@@ -240,5 +241,57 @@ int nc_parse_size(const char *s, unsigned long long *out)
 	if (shift && v > (~0ull >> shift))
 		return -EINVAL;
 	*out = v << shift;
+	return 0;
+}
+
+int nc_daemon_log_option(const char *prog, int opt, const char *arg)
+{
+	int rc;
+
+	switch (opt) {
+	case 'L':
+		rc = nc_log_open(arg);
+		if (rc) {
+			fprintf(stderr, "%s: %s: %s\n", prog, arg, nc_strerror(rc));
+			return 1;
+		}
+		return 0;
+	case 'v':
+		rc = nc_log_parse_level(arg);
+		if (rc < 0) {
+			fprintf(stderr, "%s: bad log level '%s'\n", prog, arg);
+			return 2;
+		}
+		nc_log_level = rc;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int nc_daemon_run(const struct nc_daemon *d)
+{
+	int rc, sig;
+
+	nc_log_set_ident(d->dr_name);
+	nc_signals_block();
+	rc = d->dr_start(d->dr_arg);
+	if (rc) {
+		nc_error("daemon", "%s cannot start: %s", d->dr_name, nc_strerror(rc));
+		return 1;
+	}
+	if (d->dr_pidfile) {
+		rc = nc_pidfile_write(d->dr_pidfile);
+		if (rc) {
+			nc_error("daemon", "pid file %s: %s", d->dr_pidfile,
+				 rc == -EEXIST ? "another instance is running" : nc_strerror(rc));
+			d->dr_free(d->dr_arg);
+			return 1;
+		}
+	}
+	sig = nc_signals_wait();
+	nc_info("daemon", "%s: signal %d, stopping", d->dr_name, sig);
+	d->dr_free(d->dr_arg);
+	nc_pidfile_remove(d->dr_pidfile);
 	return 0;
 }

@@ -28,6 +28,31 @@ void nc_signals_block(void);
 /* Waits for SIGTERM or SIGINT; returns the signal. */
 int nc_signals_wait(void);
 
+/*
+ * Handles the options every daemon shares: 'L' (--log FILE) and 'v'
+ * (--log-level LEVEL).  Returns 0 when handled, -1 when @opt is not one of
+ * them, or an exit status (1 or 2) after printing why @arg is bad.
+ */
+int nc_daemon_log_option(const char *prog, int opt, const char *arg);
+
+/* What nc_daemon_run() drives: a server made and started by @dr_start,
+ * stopped and freed by @dr_free. */
+struct nc_daemon {
+	const char *dr_name;            /* "nacre-mds", for logs */
+	const char *dr_pidfile;         /* NULL: none */
+	int (*dr_start)(void *arg);     /* 0 or -errno, logged by the caller */
+	void (*dr_free)(void *arg);
+	void *dr_arg;
+};
+
+/*
+ * The life of a daemon after its options are parsed: blocks the stop
+ * signals (before any thread exists), starts the server, writes the pid
+ * file, waits for SIGTERM or SIGINT, stops the server and removes the pid
+ * file.  Returns the process exit status.
+ */
+int nc_daemon_run(const struct nc_daemon *d);
+
 /* Parses a size with optional K/M/G/T suffix (binary).  0 or -EINVAL. */
 int nc_parse_size(const char *s, unsigned long long *out);
 

@@ -11,6 +11,32 @@
 #include "common/log.h"
 #include "mds/server.h"
 
+struct mds_main {
+	struct mds_conf conf;
+	struct mds_server *mds;
+};
+
+static int mds_start(void *arg)
+{
+	struct mds_main *m = arg;
+	int rc = mds_server_new(&m->conf, &m->mds);
+
+	if (!rc)
+		rc = mds_server_start(m->mds);
+	if (!rc)
+		nc_info("mds", "serving %s from %s on port %d", m->conf.mc_fsname,
+			m->conf.mc_dir, mds_server_port(m->mds));
+	return rc;
+}
+
+static void mds_free(void *arg)
+{
+	struct mds_main *m = arg;
+
+	mds_server_free(m->mds);
+	m->mds = NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -44,9 +70,10 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct mds_conf conf = { 0 };
-	struct mds_server *mds;
-	const char *pidfile = NULL;
+	struct mds_main m = { 0 };
+	struct mds_conf *conf = &m.conf;
+	struct nc_daemon d = { .dr_name = "nacre-mds", .dr_start = mds_start,
+			       .dr_free = mds_free, .dr_arg = &m };
 	unsigned long long size;
 	char **av;
 	int ac, c, rc;
@@ -55,63 +82,38 @@ int main(int argc, char **argv)
 		return 2;
 	while ((c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': conf.mc_dir = optarg; break;
-		case 'n': conf.mc_fsname = optarg; break;
-		case 'l': conf.mc_listen = optarg; break;
-		case 'F': conf.mc_format = true; break;
-		case 't': conf.mc_threads = atoi(optarg); break;
-		case 'p': pidfile = optarg; break;
+		case 'd': conf->mc_dir = optarg; break;
+		case 'n': conf->mc_fsname = optarg; break;
+		case 'l': conf->mc_listen = optarg; break;
+		case 'F': conf->mc_format = true; break;
+		case 't': conf->mc_threads = atoi(optarg); break;
+		case 'p': d.dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {
 				fprintf(stderr, "nacre-mds: bad --map-size '%s'\n", optarg);
 				return 2;
 			}
-			conf.mc_map_size = size;
-			break;
-		case 'L':
-			if ((rc = nc_log_open(optarg))) {
-				fprintf(stderr, "nacre-mds: %s: %s\n", optarg, nc_strerror(rc));
-				return 1;
-			}
-			break;
-		case 'v':
-			if ((rc = nc_log_parse_level(optarg)) < 0) {
-				fprintf(stderr, "nacre-mds: bad log level '%s'\n", optarg);
-				return 2;
-			}
-			nc_log_level = rc;
+			conf->mc_map_size = size;
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("nacre-mds %s\n", PACKAGE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default:
+			rc = nc_daemon_log_option("nacre-mds", c, optarg);
+			if (rc < 0) {
+				usage(stderr);
+				return 2;
+			}
+			if (rc)
+				return rc;
+			break;
 		}
 	}
-	if (optind < ac || !conf.mc_dir || !conf.mc_fsname || !conf.mc_listen) {
+	if (optind < ac || !conf->mc_dir || !conf->mc_fsname || !conf->mc_listen) {
 		fprintf(stderr, "nacre-mds: --dir, --fsname and --listen are required\n");
 		usage(stderr);
 		return 2;
 	}
-	nc_log_set_ident("nacre-mds");
-	nc_signals_block();
-	rc = mds_server_new(&conf, &mds);
-	if (rc) {
-		nc_error("mds", "cannot start: %s", nc_strerror(rc));
-		return 1;
-	}
-	rc = mds_server_start(mds);
-	if (!rc && pidfile)
-		rc = nc_pidfile_write(pidfile);
-	if (rc) {
-		nc_error("mds", "cannot start: %s", nc_strerror(rc));
-		mds_server_free(mds);
-		return 1;
-	}
-	nc_info("mds", "serving %s from %s on port %d", conf.mc_fsname, conf.mc_dir,
-		mds_server_port(mds));
-	c = nc_signals_wait();
-	nc_info("mds", "signal %d: stopping", c);
-	mds_server_free(mds);
-	nc_pidfile_remove(pidfile);
+	rc = nc_daemon_run(&d);
 	nc_config_free(ac, av);
-	return 0;
+	return rc;
 }

@@ -12,6 +12,32 @@
 #include "common/log.h"
 #include "oss/server.h"
 
+struct oss_main {
+	struct oss_conf conf;
+	struct oss_server *oss;
+};
+
+static int oss_start(void *arg)
+{
+	struct oss_main *m = arg;
+	int rc = oss_server_new(&m->conf, &m->oss);
+
+	if (!rc)
+		rc = oss_server_start(m->oss);
+	if (!rc)
+		nc_info("oss", "serving %d OST(s) of %s on port %d", m->conf.oc_nosts,
+			m->conf.oc_fsname, oss_server_port(m->oss));
+	return rc;
+}
+
+static void oss_free(void *arg)
+{
+	struct oss_main *m = arg;
+
+	oss_server_free(m->oss);
+	m->oss = NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -64,9 +90,10 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct oss_conf conf = { 0 };
-	struct oss_server *oss;
-	const char *pidfile = NULL;
+	struct oss_main m = { 0 };
+	struct oss_conf *conf = &m.conf;
+	struct nc_daemon d = { .dr_name = "nacre-oss", .dr_start = oss_start,
+			       .dr_free = oss_free, .dr_arg = &m };
 	char **av;
 	int ac, c, rc;
 
@@ -74,63 +101,38 @@ int main(int argc, char **argv)
 		return 2;
 	while ((c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm': conf.oc_mds = optarg; break;
-		case 'n': conf.oc_fsname = optarg; break;
-		case 'l': conf.oc_listen = optarg; break;
-		case 'a': conf.oc_advertise = optarg; break;
-		case 'F': conf.oc_format = true; break;
-		case 't': conf.oc_threads = atoi(optarg); break;
-		case 'p': pidfile = optarg; break;
+		case 'm': conf->oc_mds = optarg; break;
+		case 'n': conf->oc_fsname = optarg; break;
+		case 'l': conf->oc_listen = optarg; break;
+		case 'a': conf->oc_advertise = optarg; break;
+		case 'F': conf->oc_format = true; break;
+		case 't': conf->oc_threads = atoi(optarg); break;
+		case 'p': d.dr_pidfile = optarg; break;
 		case 'o':
-			if (parse_ost(optarg, &conf)) {
+			if (parse_ost(optarg, conf)) {
 				fprintf(stderr, "nacre-oss: bad --ost '%s' (want INDEX:DIR)\n", optarg);
 				return 2;
 			}
 			break;
-		case 'L':
-			if ((rc = nc_log_open(optarg))) {
-				fprintf(stderr, "nacre-oss: %s: %s\n", optarg, nc_strerror(rc));
-				return 1;
-			}
-			break;
-		case 'v':
-			if ((rc = nc_log_parse_level(optarg)) < 0) {
-				fprintf(stderr, "nacre-oss: bad log level '%s'\n", optarg);
-				return 2;
-			}
-			nc_log_level = rc;
-			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("nacre-oss %s\n", PACKAGE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default:
+			rc = nc_daemon_log_option("nacre-oss", c, optarg);
+			if (rc < 0) {
+				usage(stderr);
+				return 2;
+			}
+			if (rc)
+				return rc;
+			break;
 		}
 	}
-	if (optind < ac || !conf.oc_mds || !conf.oc_fsname || !conf.oc_listen || !conf.oc_nosts) {
+	if (optind < ac || !conf->oc_mds || !conf->oc_fsname || !conf->oc_listen || !conf->oc_nosts) {
 		fprintf(stderr, "nacre-oss: --mds, --fsname, --listen and --ost are required\n");
 		usage(stderr);
 		return 2;
 	}
-	nc_log_set_ident("nacre-oss");
-	nc_signals_block();
-	rc = oss_server_new(&conf, &oss);
-	if (rc) {
-		nc_error("oss", "cannot start: %s", nc_strerror(rc));
-		return 1;
-	}
-	rc = oss_server_start(oss);
-	if (!rc && pidfile)
-		rc = nc_pidfile_write(pidfile);
-	if (rc) {
-		nc_error("oss", "cannot start: %s", nc_strerror(rc));
-		oss_server_free(oss);
-		return 1;
-	}
-	nc_info("oss", "serving %d OST(s) of %s on port %d", conf.oc_nosts, conf.oc_fsname,
-		oss_server_port(oss));
-	c = nc_signals_wait();
-	nc_info("oss", "signal %d: stopping", c);
-	oss_server_free(oss);
-	nc_pidfile_remove(pidfile);
+	rc = nc_daemon_run(&d);
 	nc_config_free(ac, av);
-	return 0;
+	return rc;
 }

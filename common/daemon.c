@@ -211,7 +211,8 @@ int nc_parse_size(const char *s, unsigned long long *out)
 	unsigned long long v;
 	unsigned int shift = 0;
 
-	if (!*s || *s == '-')
+	/* strtoull would skip blanks and wrap a minus sign. */
+	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);

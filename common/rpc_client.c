@@ -221,12 +221,13 @@ static int discard(struct nc_cconn *cc, int fd, size_t len)
 	return 0;
 }
 
-static int send_msg(struct nc_cconn *cc, int fd, struct nc_msg_hdr *h,
+/* @check: @fd was published in cc_fd (not the handshake's private fd). */
+static int send_msg(struct nc_cconn *cc, int fd, bool check, struct nc_msg_hdr *h,
 		    const void *body, const void *bulk)
 {
 	uint8_t hb[NC_HDR_LEN];
 	struct iovec iov[3];
-	int n = 0, rc;
+	int n = 0, rc = 0;
 
 	nc_hdr_encode(h, hb);
 	iov[n].iov_base = hb;
@@ -240,7 +241,18 @@ static int send_msg(struct nc_cconn *cc, int fd, struct nc_msg_hdr *h,
 		iov[n++].iov_len = h->mh_bulk_len;
 	}
 	pthread_mutex_lock(&cc->cc_send_lock);
-	rc = cc->cc_ops->xo_sendv(fd, iov, n);
+	if (check) {
+		/* The receive thread closes a dead fd under cc_send_lock: check
+		 * it is still ours, or we might write to a reused number. */
+		pthread_mutex_lock(&cc->cc_lock);
+		if (cc->cc_fd != fd)
+			rc = -ENOTCONN;
+		pthread_mutex_unlock(&cc->cc_lock);
+	}
+	if (!rc)
+		rc = cc->cc_ops->xo_sendv(fd, iov, n);
+	if (rc && check)
+		shutdown(fd, SHUT_RDWR);
 	pthread_mutex_unlock(&cc->cc_send_lock);
 	return rc;
 }
@@ -338,7 +350,9 @@ static void *rx_main(void *arg)
 	list = pending_take_all(cc, 0);
 	rc = cc->cc_closing ? -ECANCELED : -ENOTCONN;
 	pthread_mutex_unlock(&cc->cc_lock);
+	pthread_mutex_lock(&cc->cc_send_lock);
 	cc->cc_ops->xo_close(fd);
+	pthread_mutex_unlock(&cc->cc_send_lock);
 	complete_list(list, rc);
 	return NULL;
 }
@@ -377,7 +391,7 @@ static int cc_connect(struct nc_cconn *cc)
 	h.mh_opcode = NC_OP_CONNECT;
 	h.mh_reqid = 0;
 	h.mh_body_len = (uint32_t)x.x_pos;
-	rc = send_msg(cc, fd, &h, body, NULL);
+	rc = send_msg(cc, fd, false, &h, body, NULL);
 	if (rc)
 		goto out_close;
 	rc = read_full(cc, fd, hb, NC_HDR_LEN);
@@ -568,11 +582,10 @@ int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call)
 	h.mh_bulk_len = call->c_bulk_len;
 	/* Set before sending: the reply may complete the call at once. */
 	call->c_sent = true;
-	rc = send_msg(cc, fd, &h, call->c_body, call->c_bulk);
+	rc = send_msg(cc, fd, true, &h, call->c_body, call->c_bulk);
 	if (rc) {
 		struct nc_call *mine;
 
-		shutdown(fd, SHUT_RDWR);
 		pthread_mutex_lock(&cc->cc_lock);
 		mine = pending_take(cc, call->c_reqid);
 		pthread_mutex_unlock(&cc->cc_lock);

@@ -25,6 +25,8 @@
 #define SRV_MAX_LISTEN 8
 /* Bytes of request buffers queued or being served, server-wide. */
 #define SRV_MEM_LIMIT (512ull << 20)
+/* The largest message accepted before CONNECT. */
+#define SRV_PREAUTH_MAX 4096
 
 struct srv_listener {
 	int sl_fd;
@@ -43,6 +45,7 @@ struct nc_srv_conn {
 	bool sc_handshaken;
 	bool sc_closed;         /* under srv lock */
 	bool sc_paused;         /* under srv lock: EPOLLIN is off */
+	bool sc_kick;           /* under srv lock: the I/O thread must resume it */
 	int sc_inflight;        /* under srv lock */
 	pthread_mutex_t sc_send_lock;
 	/* receive state, I/O thread only */
@@ -71,6 +74,7 @@ struct nc_server {
 	int s_nworkers;
 	bool s_started;
 	bool s_stopping;
+	bool s_io_stop;         /* under s_lock: the I/O thread exits */
 	pthread_mutex_t s_lock;
 	pthread_cond_t s_cond;
 	/* the request queue (FIFO) */
@@ -148,13 +152,23 @@ static void conn_close(struct nc_srv_conn *c, const char *why)
 
 static void resume_paused(struct nc_server *srv)
 {
-	/* Caller holds s_lock.  Few connections pause, so a scan is fine. */
+	uint64_t one = 1;
+	bool kick = false;
+
+	/* Caller holds s_lock.  Few connections pause, so a scan is fine.  A
+	 * paused connection may hold a whole request header already read, with
+	 * nothing left in the socket to raise EPOLLIN: the I/O thread is woken
+	 * to go on with it. */
 	for (struct nc_srv_conn *c = srv->s_conns; c; c = c->sc_next) {
 		if (c->sc_paused && c->sc_inflight < NC_SRV_MAX_INFLIGHT) {
 			c->sc_paused = false;
+			c->sc_kick = true;
+			kick = true;
 			epoll_set(srv, c, EPOLLIN | EPOLLRDHUP);
 		}
 	}
+	if (kick && write(srv->s_wakefd, &one, sizeof(one)) < 0)
+		nc_error(srv->s_name, "cannot wake the I/O thread: %s", strerror(errno));
 }
 
 static void req_release(struct nc_req *req)
@@ -399,6 +413,8 @@ static void conn_readable(struct nc_srv_conn *c)
 	int rc;
 
 	for (;;) {
+		if (c->sc_hgot == 0 && maybe_pause(c, 0))
+			return;
 		if (c->sc_hgot < NC_HDR_LEN) {
 			n = c->sc_ops->xo_recv(c->sc_fd, c->sc_hbuf + c->sc_hgot,
 					       NC_HDR_LEN - c->sc_hgot);
@@ -420,6 +436,15 @@ static void conn_readable(struct nc_srv_conn *c)
 				return;
 			}
 			c->sc_mlen = (size_t)c->sc_hdr.mh_body_len + c->sc_hdr.mh_bulk_len;
+			/* Nothing large is buffered for a peer that has not said
+			 * who it is. */
+			if (!c->sc_handshaken && c->sc_mlen > SRV_PREAUTH_MAX) {
+				snprintf(why, sizeof(why),
+					 "malformed: %zu-byte message before CONNECT", c->sc_mlen);
+				nc_warn(srv->s_name, "%s: %s", c->sc_peer, why);
+				conn_close(c, why);
+				return;
+			}
 			c->sc_mgot = 0;
 		}
 		if (!c->sc_msg) {
@@ -506,6 +531,39 @@ static void accept_one(struct nc_server *srv, struct srv_listener *l)
 		conn_close(c, "epoll failed");
 }
 
+/* The wake eventfd fired: stop (true), or resume kicked connections. */
+static bool io_wake(struct nc_server *srv)
+{
+	struct nc_srv_conn *kicked[64];
+	uint64_t v;
+	int n;
+
+	if (read(srv->s_wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		nc_debug(srv->s_name, "wake read: %s", strerror(errno));
+	do {
+		n = 0;
+		pthread_mutex_lock(&srv->s_lock);
+		if (srv->s_io_stop) {
+			pthread_mutex_unlock(&srv->s_lock);
+			return true;
+		}
+		for (struct nc_srv_conn *c = srv->s_conns; c && n < 64; c = c->sc_next) {
+			if (!c->sc_kick)
+				continue;
+			c->sc_kick = false;
+			atomic_fetch_add(&c->sc_refs, 1);
+			kicked[n++] = c;
+		}
+		pthread_mutex_unlock(&srv->s_lock);
+		for (int i = 0; i < n; i++) {
+			if (!kicked[i]->sc_closed)
+				conn_readable(kicked[i]);
+			conn_put(kicked[i]);
+		}
+	} while (n == 64);
+	return false;
+}
+
 static void *io_main(void *arg)
 {
 	struct nc_server *srv = arg;
@@ -519,8 +577,11 @@ static void *io_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 
-			if (p == srv)
-				goto out;
+			if (p == srv) {
+				if (io_wake(srv))
+					goto out;
+				continue;
+			}
 			if (p >= (void *)srv->s_lis && p < (void *)(srv->s_lis + SRV_MAX_LISTEN)) {
 				accept_one(srv, p);
 				continue;
@@ -682,6 +743,9 @@ void nc_server_stop(struct nc_server *srv)
 	if (!srv || !srv->s_started)
 		return;
 	srv->s_started = false;
+	pthread_mutex_lock(&srv->s_lock);
+	srv->s_io_stop = true;
+	pthread_mutex_unlock(&srv->s_lock);
 	if (write(srv->s_wakefd, &one, sizeof(one)) < 0)
 		nc_error(srv->s_name, "cannot wake the I/O thread: %s", strerror(errno));
 	pthread_join(srv->s_io, NULL);
@@ -712,6 +776,10 @@ void nc_server_free(struct nc_server *srv)
 	if (!srv)
 		return;
 	nc_server_stop(srv);
+	/* A server that never started still holds its listening sockets. */
+	for (int i = 0; i < srv->s_nlis; i++)
+		srv->s_lis[i].sl_ops->xo_close(srv->s_lis[i].sl_fd);
+	srv->s_nlis = 0;
 	close(srv->s_epfd);
 	close(srv->s_wakefd);
 	free(srv->s_workers);

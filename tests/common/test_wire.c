@@ -1960,6 +1960,8 @@ static void test_parse_size(void)
 	static const char *const bad[] = {
 		"-1", "1Q", "", "K", "1MiBx", "1KK", "1 K", "1.5M",
 		"18446744073709551616", "16777216T",
+		/* strtoull skips the blank and negates: it must not wrap. */
+		" -1", "\t-5",
 	};
 
 	CU_ASSERT_EQUAL(nc_parse_size("4K", &v), 0);
@@ -1980,8 +1982,13 @@ static void test_parse_size(void)
 	CU_ASSERT_EQUAL(v, 0ull);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc;
+
 		v = 777;
-		CU_ASSERT_EQUAL(nc_parse_size(bad[i], &v), -EINVAL);
+		rc = nc_parse_size(bad[i], &v);
+		if (rc != -EINVAL)
+			fprintf(stderr, "  size '%s' gives %d (%llu)\n", bad[i], rc, v);
+		CU_ASSERT_EQUAL(rc, -EINVAL);
 		/* A rejected size leaves the output alone. */
 		CU_ASSERT_EQUAL(v, 777ull);
 	}

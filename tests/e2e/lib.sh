@@ -1,8 +1,21 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 #
 # The shared library of nacre's end-to-end suites (tests/e2e/test_*.sh),
 # sourced by bash after `make check` exported $top_builddir and $top_srcdir.
+# A suite starts with
 #
+#   [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+#   . "$(dirname -- "$0")/lib.sh"
+#
+# (automake runs it as "sh FILE", and lib.sh needs bash).  Sourcing sets
+# $top_srcdir and $top_builddir where make did not (to the tree this file is
+# in) and exports them, and sets LC_ALL=C: suites compare error texts, which
+# must not be translated.
+#
+#   NOST, S, N               the number of OSTs (${OSTS:-4}), the stripe size
+#                            and the stripe count (min(4, NOST)) of the
+#                            default layout
 #   cluster_up [ARGS]        start a cluster (nacre-cluster up ARGS) in a temp
 #                            dir; exports CDIR, MNT, PORT, FSNAME; torn down
 #                            at exit
@@ -12,8 +25,15 @@
 #   assert_eq A B [MSG], assert_file_eq F1 F2, assert_fail CMD...,
 #   assert_errno TEXT CMD... (TEXT may be an errno name like ENOENT)
 #   ost_object_path I FID    the file of FID's object on OST I
+#   shard_objects PATH       "SHARD OST OBJECT_PATH" for each shard of PATH
 #   wait_until SECS CMD...   poll CMD until it succeeds or SECS pass
+#   retry SECS CMD...        run CMD until it succeeds, for SECS of wall time
+#   wait_gone SECS PATH...   wait until none of the PATHs exists
 #   cluster_pid NAME         pid of daemon NAME (mds, oss0, ...) from CDIR/run
+#   status_json              the launcher's view of the cluster, as JSON
+#   mkdata FILE SIZE SEED    FILE gets SIZE pseudo-random bytes, the same for
+#                            the same SEED on every run
+#   jget EXPR                evaluate the Python EXPR on the JSON on stdin
 #
 # Assertions exit the subshell of the test that calls them, so a failed
 # assertion fails its test even where set -e is not in force (inside `if`,
@@ -30,6 +50,9 @@ fi
 E2E_LIB_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 : "${top_srcdir:=$(cd -- "$E2E_LIB_DIR/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
+export top_srcdir top_builddir
+# Error texts are compared, so they must not be translated.
+export LC_ALL=C
 
 e2e_skip() {
 	echo "SKIP: $*"
@@ -65,6 +88,14 @@ done
 unset e2e_prog
 
 # ---------------------------------------------------------------- the cluster
+
+# The default layout: stripes of S bytes over N of the NOST OSTs.  Not every
+# suite needs all three.
+NOST=${OSTS:-4}
+# shellcheck disable=SC2034
+S=1048576
+# shellcheck disable=SC2034
+N=$((NOST < 4 ? NOST : 4))
 
 CDIR=""
 MNT=""
@@ -147,6 +178,14 @@ _e2e_cleanup() {
 			e2e_show_logs
 		fi
 		"$CLUSTER" down --dir "$CDIR" || echo "WARNING: nacre-cluster down failed" >&2
+		# A daemon built with sanitizers reports leaks and errors into its
+		# log as it exits: any such report fails the suite.
+		if grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+			"$CDIR"/log/*.log >/dev/null 2>&1; then
+			echo "FAIL: sanitizer report in a daemon log:"
+			grep -h -A30 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$CDIR"/log/*.log
+			rc=1
+		fi
 		if [ -n "$MNT" ] && _e2e_is_mounted "$MNT"; then
 			echo "WARNING: $MNT is still mounted; leaving $CDIR" >&2
 		elif [ "${NACRE_E2E_KEEP:-0}" = 1 ]; then
@@ -198,6 +237,11 @@ cluster_pid() {
 
 	read -r pid <"$CDIR/run/$1.pid" || return 1
 	printf '%s\n' "$pid"
+}
+
+# status_json: the launcher's view of the cluster.
+status_json() {
+	"$CLUSTER" status --json --dir "$CDIR"
 }
 
 # ---------------------------------------------------------------- tests
@@ -336,6 +380,23 @@ ost_object_path() {
 	printf '%s/ost/%s/O/%s/%s:%s\n' "$CDIR" "$idx" "${oid:14:2}" "$seq" "$oid"
 }
 
+# shard_objects PATH: prints "SHARD OST OBJECT_PATH" for each shard of PATH's
+# layout, in shard order.  Fails (in any context) when the layout cannot be
+# read.
+shard_objects() {
+	local json fid osts shard ost p
+
+	json=$("$NACRE" getstripe --json "$1") || return 1
+	fid=$(jget 'd["fid"]' <<<"$json") || return 1
+	osts=$(jget '" ".join(str(s["ost"]) for s in d["shards"])' <<<"$json") || return 1
+	shard=0
+	for ost in $osts; do
+		p=$(ost_object_path "$ost" "$fid") || return 1
+		echo "$shard $ost $p"
+		shard=$((shard + 1))
+	done
+}
+
 # wait_until SECONDS CMD...: true as soon as CMD succeeds.
 wait_until() {
 	local limit=$1 ticks
@@ -348,4 +409,84 @@ wait_until() {
 		sleep 0.2
 	done
 	return 0
+}
+
+# retry SECONDS CMD...: runs CMD until it succeeds, giving up once SECONDS
+# have passed.  Unlike wait_until it counts wall time, as one attempt may
+# block for a while on a reconnecting mount.
+retry() {
+	local secs=$1 deadline
+	shift
+
+	deadline=$((SECONDS + secs))
+	until "$@"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "still failing after ${secs}s: $*" >&2
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# wait_gone SECONDS PATH...: waits until none of the PATHs exists.
+wait_gone() {
+	local secs=$1 deadline left p
+	shift
+
+	deadline=$((SECONDS + secs))
+	while :; do
+		left=""
+		for p in "$@"; do
+			if [ -e "$p" ]; then
+				left="$left $p"
+			fi
+		done
+		if [ -z "$left" ]; then
+			return 0
+		fi
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "still present after ${secs}s:$left" >&2
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
+# mkdata FILE SIZE SEED: FILE gets SIZE pseudo-random bytes, the same for the
+# same SEED on every run.  (Written 1 MiB at a time, the bytes are those of a
+# single Random(SEED).randbytes(SIZE).)
+mkdata() {
+	python3 - "$1" "$2" "$3" <<'PYEOF'
+import random, sys
+path, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r = random.Random(seed)
+with open(path, "wb") as f:
+    left = size
+    while left > 0:
+        n = min(left, 1 << 20)
+        f.write(r.randbytes(n))
+        left -= n
+PYEOF
+}
+
+# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
+# document read from stdin and prints the result: JSON for lists and dicts,
+# true or false for booleans.  `nacre getstripe --json` prints a list of
+# layouts when given several paths; a list of exactly one layout (a dict
+# with a "fid") stands for that layout, so d["fid"] reads the same either
+# way.  Any other list, one-element or not, is left as it is.
+jget() {
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+if isinstance(d, list) and len(d) == 1 and isinstance(d[0], dict) and "fid" in d[0]:
+    d = d[0]
+v = eval(sys.argv[1], {"d": d})
+if isinstance(v, bool):
+    print("true" if v else "false")
+elif isinstance(v, (dict, list)):
+    print(json.dumps(v, sort_keys=True))
+else:
+    print(v)
+' "$1"
 }

@@ -8,39 +8,12 @@
 # shellcheck disable=SC2010,SC2012
 
 # automake runs us as "sh FILE"; the suite needs bash.
-if [ -z "${BASH_VERSION:-}" ]; then
-	exec bash "$0" "$@"
-fi
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-export top_srcdir top_builddir
-# Error texts are compared below, so they must not be translated.
-export LC_ALL=C
-
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
-. "$top_srcdir/tests/e2e/lib.sh"
+. "$(dirname -- "$0")/lib.sh"
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-basic.XXXXXX")
-NOST=${OSTS:-4}
-
-# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
-# document read from stdin and prints the result (JSON for lists and dicts).
-jget()
-{
-	python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-if isinstance(v, bool):
-    print("true" if v else "false")
-elif isinstance(v, (dict, list)):
-    print(json.dumps(v, sort_keys=True))
-else:
-    print(v)
-' "$1"
-}
 
 test_1()
 {

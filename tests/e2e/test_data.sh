@@ -7,73 +7,12 @@
 # default layout (1 MiB stripes over min(4, OSTs) OSTs, plain striping).
 
 # automake runs us as "sh FILE"; the suite needs bash.
-if [ -z "${BASH_VERSION:-}" ]; then
-	exec bash "$0" "$@"
-fi
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-export top_srcdir top_builddir
-export LC_ALL=C
-
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
-. "$top_srcdir/tests/e2e/lib.sh"
+. "$(dirname -- "$0")/lib.sh"
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-data.XXXXXX")
-NOST=${OSTS:-4}
-S=1048576
-N=$((NOST < 4 ? NOST : 4))
-
-# mkdata FILE SIZE SEED: FILE gets SIZE pseudo-random bytes, the same for the
-# same SEED on every run.
-mkdata()
-{
-	python3 - "$1" "$2" "$3" <<'PYEOF'
-import random, sys
-path, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-r = random.Random(seed)
-with open(path, "wb") as f:
-    left = size
-    while left > 0:
-        n = min(left, 1 << 20)
-        f.write(r.randbytes(n))
-        left -= n
-PYEOF
-}
-
-# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
-# document read from stdin and prints the result (JSON for lists and dicts).
-jget()
-{
-	python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-if isinstance(d, list) and len(d) == 1:
-    d = d[0]
-v = eval(sys.argv[1], {"d": d})
-if isinstance(v, bool):
-    print("true" if v else "false")
-elif isinstance(v, (dict, list)):
-    print(json.dumps(v, sort_keys=True))
-else:
-    print(v)
-' "$1"
-}
-
-# shard_objects PATH: prints "SHARD OST OBJECT_PATH" for each shard of PATH's
-# layout, in shard order.
-shard_objects()
-{
-	local json fid shard ost
-	json=$("$NACRE" getstripe --json "$1")
-	fid=$(jget 'd["fid"]' <<< "$json")
-	shard=0
-	for ost in $(jget '" ".join(str(s["ost"]) for s in d["shards"])' <<< "$json"); do
-		echo "$shard $ost $(ost_object_path "$ost" "$fid")"
-		shard=$((shard + 1))
-	done
-}
 
 # pywrite SRC DST CHUNK: copies SRC to DST with Python in CHUNK-byte writes
 # (odd sizes make every write straddle chunk boundaries).
@@ -89,6 +28,16 @@ with open(src, "rb") as i, open(dst, "wb") as o:
             break
         o.write(b)
 PYEOF
+}
+
+# wait_all PID...: waits for every PID; fails if any of them failed.
+wait_all()
+{
+	local pid rc=0
+	for pid in "$@"; do
+		wait "$pid" || rc=1
+	done
+	return "$rc"
 }
 
 test_1()
@@ -254,12 +203,12 @@ run_test 5 "append with >>" test_5
 
 test_6()
 {
-	local i pids pid rc
+	local i pids rc
 	mkdir "$MNT/conc"
 	for i in 1 2 3 4; do
 		mkdata "$WORK/conc$i" $((2 * S + i * 4099)) $((100 + i))
 	done
-	pids=""
+	pids=()
 	for i in 1 2 3 4; do
 		(
 			if [ "$i" -le 2 ]; then
@@ -268,23 +217,19 @@ test_6()
 				pywrite "$WORK/conc$i" "$MNT/conc/f$i" 65539
 			fi
 		) &
-		pids="$pids $!"
+		pids+=("$!")
 	done
 	rc=0
-	for pid in $pids; do
-		wait "$pid" || rc=1
-	done
+	wait_all "${pids[@]}" || rc=1
 	assert_eq "$rc" "0" "all writers succeeded"
 	# Readers of different files and two readers of the same file at once.
-	pids=""
+	pids=()
 	for i in 1 2 3 4 1 1; do
 		cmp "$WORK/conc$i" "$MNT/conc/f$i" &
-		pids="$pids $!"
+		pids+=("$!")
 	done
 	rc=0
-	for pid in $pids; do
-		wait "$pid" || rc=1
-	done
+	wait_all "${pids[@]}" || rc=1
 	assert_eq "$rc" "0" "all concurrent readers saw the right bytes"
 	for i in 1 2 3 4; do
 		assert_file_eq "$WORK/conc$i" "$MNT/conc/f$i"

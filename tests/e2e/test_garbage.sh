@@ -8,45 +8,15 @@
 # client.
 
 # automake runs us as "sh FILE"; the suite needs bash.
-if [ -z "${BASH_VERSION:-}" ]; then
-	exec bash "$0" "$@"
-fi
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-export top_srcdir top_builddir
-export LC_ALL=C
-
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
-. "$top_srcdir/tests/e2e/lib.sh"
+. "$(dirname -- "$0")/lib.sh"
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-garbage.XXXXXX")
 LOOPS=20
 # What a daemon's log says about a bad message.
 BAD_MSG_RE='malformed|protocol|bad magic|invalid'
-
-# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
-# document read from stdin and prints the result.
-jget()
-{
-	python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-if isinstance(v, bool):
-    print("true" if v else "false")
-elif isinstance(v, (dict, list)):
-    print(json.dumps(v, sort_keys=True))
-else:
-    print(v)
-' "$1"
-}
-
-status_json()
-{
-	"$CLUSTER" status --json --dir "$CDIR"
-}
 
 # daemons: "NAME PID HOST PORT" for each daemon of the cluster.
 daemons()
@@ -321,8 +291,8 @@ daemons > "$WORK/daemons"
 while read -r name _ _ _; do
 	echo "$name $(bad_msg_lines "$name")"
 done < "$WORK/daemons" > "$WORK/bad-before"
-python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(1).randbytes(3 * 1048576 + 5))' > "$WORK/loop-a"
-python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(2).randbytes(3 * 1048576 + 5))' > "$WORK/loop-b"
+mkdata "$WORK/loop-a" $((3 * S + 5)) 1
+mkdata "$WORK/loop-b" $((3 * S + 5)) 2
 mkdir "$MNT/loop"
 client_loop &
 LOOP_PID=$!
@@ -363,13 +333,7 @@ run_test 3 "200 connections opened and dropped quickly, on every daemon" test_3
 
 test_4()
 {
-	local i
-	for i in $(seq 1 600); do
-		if [ -e "$WORK/loop.done" ]; then
-			break
-		fi
-		sleep 0.5
-	done
+	wait_until 300 test -e "$WORK/loop.done" || true
 	cat "$WORK/loop.log"
 	assert_eq "$(cat "$WORK/loop.done" 2> /dev/null)" "ok" "result of the client loop"
 	assert_eq "$(grep -c ' ok$' "$WORK/loop.log")" "$LOOPS" "rounds that succeeded"
@@ -392,7 +356,7 @@ PYEOF
 	daemons | awk '{ print $1, $2 }' > "$WORK/daemons.after"
 	awk '{ print $1, $2 }' "$WORK/daemons" | diff - "$WORK/daemons.after"
 	# And they still serve a new client request end to end.
-	python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(5).randbytes(2 * 1048576 + 1))' > "$WORK/after"
+	mkdata "$WORK/after" $((2 * S + 1)) 5
 	cp "$WORK/after" "$MNT/after"
 	cmp "$WORK/after" "$MNT/after"
 	"$NACRE" df "$MNT"

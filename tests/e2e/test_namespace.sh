@@ -11,100 +11,26 @@
 # shellcheck disable=SC2010,SC2012,SC2016
 
 # automake runs us as "sh FILE"; the suite needs bash.
-if [ -z "${BASH_VERSION:-}" ]; then
-	exec bash "$0" "$@"
-fi
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-export top_srcdir top_builddir
-# Error texts are compared below, so they must not be translated.
-export LC_ALL=C
-
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
-. "$top_srcdir/tests/e2e/lib.sh"
+. "$(dirname -- "$0")/lib.sh"
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-ns.XXXXXX")
-NOST=${OSTS:-4}
-S=1048576
-N=$((NOST < 4 ? NOST : 4))
-: "${MOUNT_NACRE:=$top_builddir/utils/mount.nacre}"
 # The unprivileged identity of the permission tests.
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-
-# mkdata FILE SIZE SEED: FILE gets SIZE pseudo-random bytes.
-mkdata()
-{
-	python3 - "$1" "$2" "$3" <<'PYEOF'
-import random, sys
-path, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-r = random.Random(seed)
-with open(path, "wb") as f:
-    left = size
-    while left > 0:
-        n = min(left, 1 << 20)
-        f.write(r.randbytes(n))
-        left -= n
-PYEOF
-}
-
-# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
-# document read from stdin and prints the result.
-jget()
-{
-	python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-if isinstance(d, list) and len(d) == 1:
-    d = d[0]
-v = eval(sys.argv[1], {"d": d})
-if isinstance(v, bool):
-    print("true" if v else "false")
-elif isinstance(v, (dict, list)):
-    print(json.dumps(v, sort_keys=True))
-else:
-    print(v)
-' "$1"
-}
 
 # existing_objects PATH: prints the on-disk path of each of PATH's objects
 # that exists now.
 existing_objects()
 {
-	local json fid ost p
-	json=$("$NACRE" getstripe --json "$1")
-	fid=$(jget 'd["fid"]' <<< "$json")
-	for ost in $(jget '" ".join(str(s["ost"]) for s in d["shards"])' <<< "$json"); do
-		p=$(ost_object_path "$ost" "$fid")
-		if [ -e "$p" ]; then
+	local objs p
+	objs=$(shard_objects "$1") || return 1
+	while read -r _ _ p; do
+		if [ -n "$p" ] && [ -e "$p" ]; then
 			echo "$p"
 		fi
-	done
-}
-
-# wait_gone SECONDS PATH...: waits until none of the PATHs exists.
-wait_gone()
-{
-	local secs=$1 deadline left p
-	shift
-	deadline=$((SECONDS + secs))
-	while :; do
-		left=""
-		for p in "$@"; do
-			if [ -e "$p" ]; then
-				left="$left $p"
-			fi
-		done
-		if [ -z "$left" ]; then
-			return 0
-		fi
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			echo "still present after ${secs}s:$left" >&2
-			return 1
-		fi
-		sleep 0.5
-	done
+	done <<< "$objs"
 }
 
 # not_exists PATH: fails, saying so, when PATH exists.

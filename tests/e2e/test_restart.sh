@@ -7,66 +7,14 @@
 # the file was deleted.
 
 # automake runs us as "sh FILE"; the suite needs bash.
-if [ -z "${BASH_VERSION:-}" ]; then
-	exec bash "$0" "$@"
-fi
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-export top_srcdir top_builddir
-export LC_ALL=C
-
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
-. "$top_srcdir/tests/e2e/lib.sh"
+. "$(dirname -- "$0")/lib.sh"
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-restart.XXXXXX")
-NOST=${OSTS:-4}
-S=1048576
-N=$((NOST < 4 ? NOST : 4))
 # How long a live mount may take to reconnect after a restart.
 RECONNECT=60
-
-# mkdata FILE SIZE SEED: FILE gets SIZE pseudo-random bytes.
-mkdata()
-{
-	python3 - "$1" "$2" "$3" <<'PYEOF'
-import random, sys
-path, size, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-r = random.Random(seed)
-with open(path, "wb") as f:
-    left = size
-    while left > 0:
-        n = min(left, 1 << 20)
-        f.write(r.randbytes(n))
-        left -= n
-PYEOF
-}
-
-# jget EXPR: evaluates the Python expression EXPR with d bound to the JSON
-# document read from stdin and prints the result.
-jget()
-{
-	python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-if isinstance(d, list) and len(d) == 1:
-    d = d[0]
-v = eval(sys.argv[1], {"d": d})
-if isinstance(v, bool):
-    print("true" if v else "false")
-elif isinstance(v, (dict, list)):
-    print(json.dumps(v, sort_keys=True))
-else:
-    print(v)
-' "$1"
-}
-
-# status_json: the launcher's view of the cluster.
-status_json()
-{
-	"$CLUSTER" status --json --dir "$CDIR"
-}
 
 # oss_names: the OSS daemons, one name a line (oss0, oss1, ...).
 oss_names()
@@ -97,47 +45,6 @@ listing()
 reads_back()
 {
 	timeout -k 5 90 cmp -s "$1" "$2"
-}
-
-# retry SECONDS CMD...: runs CMD until it succeeds, giving up once SECONDS
-# have passed.  Unlike wait_until it counts wall time, as one attempt may
-# block for a while on a reconnecting mount.
-retry()
-{
-	local secs=$1 deadline
-	shift
-	deadline=$((SECONDS + secs))
-	until "$@"; do
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			echo "still failing after ${secs}s: $*" >&2
-			return 1
-		fi
-		sleep 1
-	done
-}
-
-# wait_gone SECONDS PATH...: waits until none of the PATHs exists.
-wait_gone()
-{
-	local secs=$1 deadline left p
-	shift
-	deadline=$((SECONDS + secs))
-	while :; do
-		left=""
-		for p in "$@"; do
-			if [ -e "$p" ]; then
-				left="$left $p"
-			fi
-		done
-		if [ -z "$left" ]; then
-			return 0
-		fi
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			echo "still present after ${secs}s:$left" >&2
-			return 1
-		fi
-		sleep 0.5
-	done
 }
 
 # The dataset: a tree of small files, a hard link, a symlink, an xattr and a
@@ -262,27 +169,25 @@ run_test 5 "kill oss 1, start it again and read" test_5
 
 test_6()
 {
-	local json fid name osts ost p down_objs up_objs
+	local name osts ost p down_objs up_objs
 	mkdata "$WORK/doomed" $((N * S)) 66
 	cp "$WORK/doomed" "$MNT/ds/doomed"
-	json=$("$NACRE" getstripe --json "$MNT/ds/doomed")
-	echo "$json"
-	fid=$(jget 'd["fid"]' <<< "$json")
+	"$NACRE" getstripe --json "$MNT/ds/doomed"
+	shard_objects "$MNT/ds/doomed" > "$WORK/doomed.objs"
 	# The last OSS goes down; its OSTs' objects of this file cannot be
 	# destroyed until it is back.
 	name=$(oss_names | tail -n 1)
 	osts=$(status_json | jget '" ".join(str(o) for x in d["daemons"] if x["name"] == "'"$name"'" for o in x["osts"])')
 	down_objs=()
 	up_objs=()
-	for ost in $(jget '" ".join(str(s["ost"]) for s in d["shards"])' <<< "$json"); do
-		p=$(ost_object_path "$ost" "$fid")
+	while read -r _ ost p; do
 		test -e "$p"
 		if [[ " $osts " == *" $ost "* ]]; then
 			down_objs+=("$p")
 		else
 			up_objs+=("$p")
 		fi
-	done
+	done < "$WORK/doomed.objs"
 	echo "$name serves OSTs $osts; objects there: ${down_objs[*]}"
 	[ "${#down_objs[@]}" -ge 1 ]
 	"$CLUSTER" stop oss "${name#oss}" --dir "$CDIR"

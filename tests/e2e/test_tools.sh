@@ -6,17 +6,9 @@
 # directory.  A case whose tool is not installed passes with a SKIP note.
 
 # automake runs us as "sh FILE"; the suite needs bash.
-if [ -z "${BASH_VERSION:-}" ]; then
-	exec bash "$0" "$@"
-fi
-
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-export top_srcdir top_builddir
-export LC_ALL=C
-
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
-. "$top_srcdir/tests/e2e/lib.sh"
+. "$(dirname -- "$0")/lib.sh"
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-tools.XXXXXX")

@@ -1,0 +1,1248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the RPC layer (common/rpc_server.c, common/rpc_client.c)
+ * over the TCP transport on 127.0.0.1, server and clients in this process.
+ *
+ * Every test starts its own server on a port the kernel picks (port 0), so
+ * tests neither collide with each other nor with anything else on the host.
+ * The test handler speaks four opcodes:
+ *   OP_ECHO  replies with the request body and bulk;
+ *   OP_ERR   replies with the local error carried as an i32 in the body;
+ *   OP_SLEEP sleeps for the u32 milliseconds in the body, then echoes;
+ *   OP_HOLD  keeps the request without replying until the test releases it
+ *            (a reply after the handler returned, as rpc.h allows), then
+ *            echoes.
+ * Waits on calls are bounded, so a hang in the code under test fails a test
+ * instead of stopping the run.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/rpc.h"
+#include "common/wire.h"
+
+#define FSNAME "testfs"
+#define OP_ECHO NC_OP_GETATTR
+#define OP_ERR NC_OP_LOOKUP
+#define OP_SLEEP NC_OP_READLINK
+#define OP_HOLD NC_OP_OPEN
+#define HOLD_MAX 1024
+#define MIB (1024u * 1024u)
+
+static const uint8_t srv_uuid[16] = {
+	0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+};
+
+/* ---- helpers ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static uint64_t rng_state = 0x6e616372652d7270ull;
+
+static uint64_t rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static void fill_random(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t s = seed | 1;
+
+	for (size_t i = 0; i < n; i++) {
+		s ^= s >> 12;
+		s ^= s << 25;
+		s ^= s >> 27;
+		p[i] = (uint8_t)((s * 0x2545f4914f6cdd1dull) >> 56);
+	}
+}
+
+/*
+ * nc_wait_all() with a bound: 0 once every call completed, -ETIMEDOUT if
+ * some are still pending after @ms (the test then fails rather than hangs).
+ */
+static int wait_bounded(struct nc_wait *w, int ms)
+{
+	struct timespec ts;
+	int pending;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->w_lock);
+	while (w->w_pending > 0)
+		if (pthread_cond_timedwait(&w->w_cond, &w->w_lock, &ts) == ETIMEDOUT)
+			break;
+	pending = w->w_pending;
+	pthread_mutex_unlock(&w->w_lock);
+	return pending ? -ETIMEDOUT : 0;
+}
+
+/* ---- the test server ---- */
+
+struct tsrv {
+	struct nc_server *ts_srv;
+	int ts_port;
+	char ts_addr[64];
+	atomic_int ts_closed;           /* sc_closed callbacks */
+	atomic_int ts_closed_bad;       /* callbacks with a bad conn argument */
+	pthread_mutex_t ts_lock;
+	struct nc_req *ts_held[HOLD_MAX];
+	int ts_nheld;
+	bool ts_release;                /* OP_HOLD echoes at once */
+};
+
+static void req_echo(struct nc_req *req)
+{
+	nc_req_reply(req, 0, req->rq_body, req->rq_hdr.mh_body_len, req->rq_bulk,
+		     req->rq_hdr.mh_bulk_len);
+}
+
+static uint32_t body_u32(const struct nc_req *req)
+{
+	uint32_t v = 0;
+
+	if (req->rq_hdr.mh_body_len >= 4)
+		memcpy(&v, req->rq_body, 4);
+	return le32toh(v);
+}
+
+static void handler(struct nc_req *req, void *arg)
+{
+	struct tsrv *t = arg;
+
+	switch (req->rq_hdr.mh_opcode) {
+	case OP_ECHO:
+		req_echo(req);
+		break;
+	case OP_ERR:
+		nc_req_reply_err(req, (int32_t)body_u32(req));
+		break;
+	case OP_SLEEP:
+		sleep_ms((int)body_u32(req));
+		req_echo(req);
+		break;
+	case OP_HOLD:
+		pthread_mutex_lock(&t->ts_lock);
+		if (!t->ts_release && t->ts_nheld < HOLD_MAX) {
+			t->ts_held[t->ts_nheld++] = req;
+			pthread_mutex_unlock(&t->ts_lock);
+			break;
+		}
+		pthread_mutex_unlock(&t->ts_lock);
+		req_echo(req);
+		break;
+	default:
+		nc_req_reply_err(req, -EOPNOTSUPP);
+		break;
+	}
+}
+
+static void on_closed(struct nc_srv_conn *conn, void *arg)
+{
+	struct tsrv *t = arg;
+
+	if (!conn || nc_srv_conn_id(conn) == 0 ||
+	    strncmp(nc_srv_conn_peer(conn), "tcp://127.0.0.1:", 16))
+		atomic_fetch_add(&t->ts_closed_bad, 1);
+	atomic_fetch_add(&t->ts_closed, 1);
+}
+
+/* Starts a server on 127.0.0.1:@port (0: any free port). */
+static int tsrv_start(struct tsrv *t, int port, int threads)
+{
+	struct nc_server_conf conf = {
+		.sc_name = "test",
+		.sc_fsname = FSNAME,
+		.sc_role = NC_ROLE_MDS,
+		.sc_threads = threads,
+		.sc_handler = handler,
+		.sc_closed = on_closed,
+		.sc_arg = t,
+	};
+	char addr[64];
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->ts_lock, NULL);
+	atomic_init(&t->ts_closed, 0);
+	atomic_init(&t->ts_closed_bad, 0);
+	memcpy(conf.sc_uuid, srv_uuid, 16);
+	rc = nc_server_new(&conf, &t->ts_srv);
+	if (rc)
+		return rc;
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", port);
+	rc = nc_server_listen(t->ts_srv, addr);
+	if (rc)
+		goto out_free;
+	t->ts_port = nc_server_bound_port(t->ts_srv, 0);
+	if (t->ts_port <= 0 || (port && t->ts_port != port)) {
+		rc = -EINVAL;
+		goto out_free;
+	}
+	snprintf(t->ts_addr, sizeof(t->ts_addr), "tcp://127.0.0.1:%d", t->ts_port);
+	rc = nc_server_start(t->ts_srv);
+	if (rc)
+		goto out_free;
+	return 0;
+out_free:
+	nc_server_free(t->ts_srv);
+	t->ts_srv = NULL;
+	pthread_mutex_destroy(&t->ts_lock);
+	return rc;
+}
+
+/* Replies (echo) to every held request and lets later ones through. */
+static void tsrv_release(struct tsrv *t)
+{
+	struct nc_req *held[HOLD_MAX];
+	int n;
+
+	pthread_mutex_lock(&t->ts_lock);
+	t->ts_release = true;
+	n = t->ts_nheld;
+	memcpy(held, t->ts_held, sizeof(held[0]) * (size_t)n);
+	t->ts_nheld = 0;
+	pthread_mutex_unlock(&t->ts_lock);
+	for (int i = 0; i < n; i++)
+		req_echo(held[i]);
+}
+
+static int tsrv_nheld(struct tsrv *t)
+{
+	int n;
+
+	pthread_mutex_lock(&t->ts_lock);
+	n = t->ts_nheld;
+	pthread_mutex_unlock(&t->ts_lock);
+	return n;
+}
+
+/* Waits until at least @n requests are held; returns how many are. */
+static int tsrv_wait_held(struct tsrv *t, int n, int ms)
+{
+	int64_t end = now_ms() + ms;
+
+	while (tsrv_nheld(t) < n && now_ms() < end)
+		sleep_ms(5);
+	return tsrv_nheld(t);
+}
+
+/* Stops the server and drops what it still holds (before it is freed,
+ * since a request refers to its connection and server). */
+static void tsrv_stop(struct tsrv *t)
+{
+	if (!t->ts_srv)
+		return;
+	nc_server_stop(t->ts_srv);
+	pthread_mutex_lock(&t->ts_lock);
+	for (int i = 0; i < t->ts_nheld; i++)
+		nc_req_drop(t->ts_held[i]);
+	t->ts_nheld = 0;
+	pthread_mutex_unlock(&t->ts_lock);
+	nc_server_free(t->ts_srv);
+	t->ts_srv = NULL;
+	pthread_mutex_destroy(&t->ts_lock);
+}
+
+static bool wait_closed(struct tsrv *t, int n, int ms)
+{
+	int64_t end = now_ms() + ms;
+
+	while (atomic_load(&t->ts_closed) < n && now_ms() < end)
+		sleep_ms(5);
+	return atomic_load(&t->ts_closed) >= n;
+}
+
+static struct nc_cconn *client_new(const char *addr, const char *fsname,
+				   int timeout_ms, int retry_ms)
+{
+	struct nc_cconn_opts o = {
+		.co_role = NC_ROLE_CLIENT,
+		.co_timeout_ms = timeout_ms,
+		.co_connect_timeout_ms = 2000,
+		.co_retry_ms = retry_ms,
+	};
+	struct nc_cconn *cc = NULL;
+
+	if (nc_cconn_new(addr, fsname, &o, &cc))
+		return NULL;
+	return cc;
+}
+
+static int call_u32(struct nc_cconn *cc, uint16_t op, uint32_t v, int timeout_ms)
+{
+	struct nc_call call;
+	uint32_t le = htole32(v);
+	int rc;
+
+	nc_call_init(&call, op, &le, sizeof(le));
+	call.c_timeout_ms = timeout_ms;
+	rc = nc_cconn_call(cc, &call);
+	nc_call_fini(&call);
+	return rc;
+}
+
+/* One echo call with @body; 0 when the reply carried the same bytes. */
+static int echo_check(struct nc_cconn *cc, const void *body, uint32_t len)
+{
+	struct nc_call call;
+	int rc;
+
+	nc_call_init(&call, OP_ECHO, body, len);
+	rc = nc_cconn_call(cc, &call);
+	if (rc == 0 && (call.c_rep_body_len != len ||
+			(len && memcmp(call.c_rep_body, body, len))))
+		rc = -EBADMSG;
+	nc_call_fini(&call);
+	return rc;
+}
+
+/* ---- raw sockets for the garbage tests ---- */
+
+static int raw_connect(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct timeval tv = { 3, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static bool raw_send(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false; /* the server may already have closed */
+		b += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static void raw_hdr(int fd, uint32_t magic, uint16_t version, uint16_t op,
+		    uint32_t flags, uint32_t body_len, uint32_t bulk_len)
+{
+	struct nc_msg_hdr h = {
+		.mh_magic = magic,
+		.mh_version = version,
+		.mh_opcode = op,
+		.mh_flags = flags,
+		.mh_reqid = 7,
+		.mh_body_len = body_len,
+		.mh_bulk_len = bulk_len,
+	};
+	uint8_t b[NC_HDR_LEN];
+
+	nc_hdr_encode(&h, b);
+	raw_send(fd, b, sizeof(b));
+}
+
+#define PROTO_VERSION (NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR)
+
+/* True when the server closes the connection (EOF or reset) in time. */
+static bool raw_closed_by_server(int fd)
+{
+	uint8_t sink[4096];
+
+	for (;;) {
+		ssize_t n = recv(fd, sink, sizeof(sink), 0);
+
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false; /* timed out: the server kept it open */
+	}
+}
+
+/* Sends CONNECT (protocol @major.0 in the body, the header at 1.0, filesystem
+ * @fsname) and reads the reply; returns its wire status, or INT32_MIN on a
+ * transport failure. */
+static int32_t raw_handshake(int fd, uint16_t major, const char *fsname,
+			     struct nc_connect_rep *rep)
+{
+	struct nc_connect_req cr = { 0 };
+	struct nc_msg_hdr h;
+	uint8_t body[64], hb[NC_HDR_LEN], rb[256];
+	struct nc_xdr x;
+	ssize_t n;
+	size_t got = 0;
+
+	cr.cr_major = major;
+	cr.cr_minor = 0;
+	cr.cr_role = NC_ROLE_TOOL;
+	cr.cr_features = NC_FEATURES_SUPPORTED;
+	snprintf(cr.cr_fsname, sizeof(cr.cr_fsname), "%s", fsname);
+	nc_xdr_init_encode(&x, body, sizeof(body));
+	nc_wire_connect_req(&x, &cr);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_CONNECT, 0,
+		(uint32_t)x.x_pos, 0);
+	raw_send(fd, body, x.x_pos);
+	while (got < NC_HDR_LEN) {
+		n = recv(fd, hb + got, NC_HDR_LEN - got, 0);
+		if (n <= 0)
+			return INT32_MIN;
+		got += (size_t)n;
+	}
+	if (nc_hdr_decode(hb, &h) || h.mh_body_len > sizeof(rb))
+		return INT32_MIN;
+	for (got = 0; got < h.mh_body_len; got += (size_t)n) {
+		n = recv(fd, rb + got, h.mh_body_len - got, 0);
+		if (n <= 0)
+			return INT32_MIN;
+	}
+	if (rep && h.mh_status == NC_WS_OK) {
+		nc_xdr_init_decode(&x, rb, h.mh_body_len);
+		nc_wire_connect_rep(&x, rep);
+		if (nc_xdr_finish(&x))
+			return INT32_MIN;
+	}
+	return h.mh_status;
+}
+
+/* ---- tests ---- */
+
+static void test_echo(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_call call;
+	uint8_t *bulk = malloc(MIB), *dst = malloc(MIB + 64), uuid[16];
+	static const char body[] = "hello nacre";
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(bulk);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_STRING_EQUAL(nc_cconn_addr(cc), t.ts_addr);
+	/* Lazy: nothing connects before the first call. */
+	CU_ASSERT_FALSE(nc_cconn_is_connected(cc));
+
+	fill_random(bulk, MIB, 42);
+	memset(dst, 0xee, MIB + 64);
+	nc_call_init(&call, OP_ECHO, body, sizeof(body));
+	call.c_bulk = bulk;
+	call.c_bulk_len = MIB;
+	call.c_bulk_dst = dst;
+	call.c_bulk_dst_cap = MIB;
+	rc = nc_cconn_call(cc, &call);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_TRUE(call.c_sent);
+	CU_ASSERT_EQUAL(call.c_rep_body_len, sizeof(body));
+	if (call.c_rep_body_len == sizeof(body))
+		CU_ASSERT_EQUAL(memcmp(call.c_rep_body, body, sizeof(body)), 0);
+	CU_ASSERT_EQUAL(call.c_rep_bulk_len, MIB);
+	CU_ASSERT_EQUAL(memcmp(dst, bulk, MIB), 0);
+	/* Nothing lands past the capacity. */
+	for (int i = 0; i < 64; i++)
+		CU_ASSERT_EQUAL(dst[MIB + i], 0xee);
+	nc_call_fini(&call);
+	CU_ASSERT_PTR_NULL(call.c_rep_body);
+
+	CU_ASSERT_TRUE(nc_cconn_is_connected(cc));
+	nc_cconn_server_uuid(cc, uuid);
+	CU_ASSERT_EQUAL(memcmp(uuid, srv_uuid, 16), 0);
+
+	/* An empty request gets an empty reply. */
+	nc_call_init(&call, OP_ECHO, NULL, 0);
+	CU_ASSERT_EQUAL(nc_cconn_call(cc, &call), 0);
+	CU_ASSERT_EQUAL(call.c_rep_body_len, 0);
+	CU_ASSERT_EQUAL(call.c_rep_bulk_len, 0);
+	nc_call_fini(&call);
+
+	/* PING is answered by the framework itself. */
+	nc_call_init(&call, NC_OP_PING, NULL, 0);
+	CU_ASSERT_EQUAL(nc_cconn_call(cc, &call), 0);
+	nc_call_fini(&call);
+
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+	free(dst);
+	free(bulk);
+}
+
+#define ASYNC_CALLS 200
+
+struct acall {
+	struct nc_call a_call;
+	uint8_t a_body[2048];
+	uint32_t a_len;
+	uint8_t a_bulk[4096];
+	uint8_t a_dst[4096];
+	bool a_has_bulk;
+};
+
+static atomic_int done_cb_count;
+
+static void count_done(struct nc_call *call)
+{
+	/* Runs before the wait is signalled, on the receive thread. */
+	if (call->c_priv)
+		atomic_fetch_add(&done_cb_count, 1);
+}
+
+static void test_async_many(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_wait w;
+	struct acall *ac = calloc(ASYNC_CALLS, sizeof(*ac));
+	int submitted = 0, bad = 0, ncb = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ac);
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 4), 0);
+	cc = client_new(t.ts_addr, FSNAME, 10000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	atomic_store(&done_cb_count, 0);
+	nc_wait_init(&w);
+	for (int i = 0; i < ASYNC_CALLS; i++) {
+		struct acall *a = &ac[i];
+
+		a->a_len = 8 + (uint32_t)(rng_next() % (sizeof(a->a_body) - 8));
+		fill_random(a->a_body, a->a_len, (uint64_t)i + 1000);
+		/* The call number in front: replies are matched by content. */
+		memcpy(a->a_body, &i, sizeof(i));
+		nc_call_init(&a->a_call, OP_ECHO, a->a_body, a->a_len);
+		a->a_call.c_wait = &w;
+		if (i % 4 == 0) {
+			a->a_has_bulk = true;
+			fill_random(a->a_bulk, sizeof(a->a_bulk), (uint64_t)i + 5000);
+			a->a_call.c_bulk = a->a_bulk;
+			a->a_call.c_bulk_len = sizeof(a->a_bulk);
+			a->a_call.c_bulk_dst = a->a_dst;
+			a->a_call.c_bulk_dst_cap = sizeof(a->a_dst);
+		}
+		if (i % 2) {
+			a->a_call.c_done = count_done;
+			a->a_call.c_priv = a;
+			ncb++;
+		}
+		if (nc_cconn_submit(cc, &a->a_call) == 0)
+			submitted++;
+	}
+	CU_ASSERT_EQUAL(submitted, ASYNC_CALLS);
+	CU_ASSERT_EQUAL(wait_bounded(&w, 15000), 0);
+	for (int i = 0; i < ASYNC_CALLS; i++) {
+		struct acall *a = &ac[i];
+		struct nc_call *c = &a->a_call;
+
+		if (c->c_status || c->c_rep_body_len != a->a_len ||
+		    memcmp(c->c_rep_body, a->a_body, a->a_len))
+			bad++;
+		else if (a->a_has_bulk && (c->c_rep_bulk_len != sizeof(a->a_bulk) ||
+					   memcmp(a->a_dst, a->a_bulk, sizeof(a->a_bulk))))
+			bad++;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(atomic_load(&done_cb_count), ncb);
+	nc_cconn_free(cc);
+	for (int i = 0; i < ASYNC_CALLS; i++)
+		nc_call_fini(&ac[i].a_call);
+	nc_wait_fini(&w);
+	tsrv_stop(&t);
+	free(ac);
+}
+
+#define THREADS 8
+#define CALLS_PER_THREAD 200
+
+struct worker {
+	struct nc_cconn *wk_cc;
+	int wk_id;
+	int wk_bad;
+	pthread_t wk_thread;
+};
+
+static void *sync_worker(void *arg)
+{
+	struct worker *wk = arg;
+	uint8_t body[512];
+
+	for (int i = 0; i < CALLS_PER_THREAD; i++) {
+		uint32_t len = 16 + (uint32_t)((wk->wk_id * 131 + i * 17) % (sizeof(body) - 16));
+
+		fill_random(body, len, (uint64_t)wk->wk_id << 32 | (uint64_t)i);
+		snprintf((char *)body, 16, "t%d-c%d", wk->wk_id, i);
+		if (echo_check(wk->wk_cc, body, len))
+			wk->wk_bad++;
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct worker wk[THREADS];
+	int bad = 0, started = 0;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 4), 0);
+	cc = client_new(t.ts_addr, FSNAME, 10000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	for (int i = 0; i < THREADS; i++) {
+		wk[i].wk_cc = cc;
+		wk[i].wk_id = i;
+		wk[i].wk_bad = 0;
+		if (pthread_create(&wk[i].wk_thread, NULL, sync_worker, &wk[i]))
+			break;
+		started++;
+	}
+	CU_ASSERT_EQUAL(started, THREADS);
+	for (int i = 0; i < started; i++) {
+		pthread_join(wk[i].wk_thread, NULL);
+		bad += wk[i].wk_bad;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+}
+
+static void test_error_status(void)
+{
+	static const struct {
+		int sent, got;
+	} cases[] = {
+		{ -ENOENT, -ENOENT },
+		{ -EEXIST, -EEXIST },
+		{ -ENOTEMPTY, -ENOTEMPTY },
+		{ -EACCES, -EACCES },
+		{ -ESTALE, -ESTALE },
+		{ -ENOSPC, -ENOSPC },
+		{ -NC_E_LAYOUT, -NC_E_LAYOUT },
+		{ -NC_E_NOOST, -NC_E_NOOST },
+		/* Errors without a wire status arrive as -EIO. */
+		{ -EDOM, -EIO },
+		{ -NC_E_CONFIG, -EIO },
+	};
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_call call;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t le = htole32((uint32_t)cases[i].sent);
+
+		nc_call_init(&call, OP_ERR, &le, sizeof(le));
+		CU_ASSERT_EQUAL(nc_cconn_call(cc, &call), cases[i].got);
+		CU_ASSERT_EQUAL(call.c_status, cases[i].got);
+		/* An error reply carries no body. */
+		CU_ASSERT_EQUAL(call.c_rep_body_len, 0);
+		nc_call_fini(&call);
+	}
+	/* An opcode the server does not know: -ENOSYS, connection kept. */
+	nc_call_init(&call, 999, NULL, 0);
+	CU_ASSERT_EQUAL(nc_cconn_call(cc, &call), -ENOSYS);
+	nc_call_fini(&call);
+	/* A known opcode the handler refuses. */
+	nc_call_init(&call, NC_OP_RENAME, NULL, 0);
+	CU_ASSERT_EQUAL(nc_cconn_call(cc, &call), -EOPNOTSUPP);
+	nc_call_fini(&call);
+	CU_ASSERT_EQUAL(echo_check(cc, "still fine", 10), 0);
+	/* Bodies and bulks past the protocol limits are refused locally. */
+	nc_call_init(&call, OP_ECHO, "x", NC_MAX_BODY + 1);
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -EINVAL);
+	nc_call_init(&call, OP_ECHO, NULL, 0);
+	call.c_bulk = "x";
+	call.c_bulk_len = NC_MAX_BULK + 1;
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -EINVAL);
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+}
+
+static void test_bulk_too_big(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_call call;
+	uint8_t bulk[8192], dst[4096 + 64], dst2[8192];
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	fill_random(bulk, sizeof(bulk), 7);
+
+	/* The reply's bulk (8 KiB) is larger than the room given (4 KiB). */
+	memset(dst, 0xee, sizeof(dst));
+	nc_call_init(&call, OP_ECHO, "big", 3);
+	call.c_bulk = bulk;
+	call.c_bulk_len = sizeof(bulk);
+	call.c_bulk_dst = dst;
+	call.c_bulk_dst_cap = 4096;
+	rc = nc_cconn_call(cc, &call);
+	CU_ASSERT(rc < 0);
+	for (size_t i = 4096; i < sizeof(dst); i++)
+		CU_ASSERT_EQUAL(dst[i], 0xee);
+	nc_call_fini(&call);
+
+	/* A reply bulk with no destination at all. */
+	nc_call_init(&call, OP_ECHO, "nodst", 5);
+	call.c_bulk = bulk;
+	call.c_bulk_len = 16;
+	rc = nc_cconn_call(cc, &call);
+	CU_ASSERT(rc < 0);
+	nc_call_fini(&call);
+
+	/* The next calls work (on this connection or a new one). */
+	CU_ASSERT_EQUAL(echo_check(cc, "after", 5), 0);
+	nc_call_init(&call, OP_ECHO, "fits", 4);
+	call.c_bulk = bulk;
+	call.c_bulk_len = sizeof(bulk);
+	call.c_bulk_dst = dst2;
+	call.c_bulk_dst_cap = sizeof(dst2);
+	CU_ASSERT_EQUAL(nc_cconn_call(cc, &call), 0);
+	CU_ASSERT_EQUAL(call.c_rep_bulk_len, sizeof(bulk));
+	CU_ASSERT_EQUAL(memcmp(dst2, bulk, sizeof(bulk)), 0);
+	nc_call_fini(&call);
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+}
+
+static void test_wrong_fsname(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_call call;
+	int64_t t0, el;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	cc = client_new(t.ts_addr, "otherfs", 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	t0 = now_ms();
+	nc_call_init(&call, NC_OP_PING, NULL, 0);
+	rc = nc_cconn_call(cc, &call);
+	el = now_ms() - t0;
+	nc_call_fini(&call);
+	CU_ASSERT_EQUAL(rc, -NC_E_FSNAME);
+	/* A refused handshake is final: no retrying up to co_retry_ms. */
+	if (el >= 1000)
+		fprintf(stderr, "  wrong fsname took %lld ms\n", (long long)el);
+	CU_ASSERT(el < 1000);
+	CU_ASSERT_FALSE(nc_cconn_is_connected(cc));
+	nc_call_init(&call, NC_OP_PING, NULL, 0);
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -NC_E_FSNAME);
+	nc_cconn_free(cc);
+
+	/* The right name on the same server still works. */
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "ok", 2), 0);
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+}
+
+static void test_timeout(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	int64_t t0, el;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 4), 0);
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "warm", 4), 0);
+
+	t0 = now_ms();
+	rc = call_u32(cc, OP_SLEEP, 1500, 200);
+	el = now_ms() - t0;
+	CU_ASSERT_EQUAL(rc, -ETIMEDOUT);
+	/* It gave up on its own deadline, well before the late reply. */
+	CU_ASSERT(el >= 200);
+	CU_ASSERT(el < 1500);
+
+	/* Later calls work, before and after the late reply comes and is
+	 * dropped (it must not be taken for theirs). */
+	CU_ASSERT_EQUAL(echo_check(cc, "next", 4), 0);
+	el = now_ms() - t0;
+	if (el < 1800)
+		sleep_ms((int)(1800 - el));
+	CU_ASSERT_EQUAL(echo_check(cc, "after late reply", 16), 0);
+	CU_ASSERT_EQUAL(call_u32(cc, OP_SLEEP, 10, 2000), 0);
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+}
+
+static void test_server_restart(void)
+{
+	struct tsrv t, t2;
+	struct nc_cconn *cc;
+	struct nc_call call;
+	struct nc_wait w;
+	int port, rc;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	port = t.ts_port;
+	cc = client_new(t.ts_addr, FSNAME, 10000, 3000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "before", 6), 0);
+
+	/* A call the server holds when it stops. */
+	nc_wait_init(&w);
+	nc_call_init(&call, OP_HOLD, "held", 4);
+	call.c_wait = &w;
+	CU_ASSERT_EQUAL_FATAL(nc_cconn_submit(cc, &call), 0);
+	CU_ASSERT_EQUAL(tsrv_wait_held(&t, 1, 3000), 1);
+	nc_server_stop(t.ts_srv);
+	/* The server closed a handshaken connection: the callback ran. */
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed), 1);
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed_bad), 0);
+	tsrv_stop(&t);
+	rc = wait_bounded(&w, 5000);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(call.c_status, -ENOTCONN);
+	CU_ASSERT_TRUE(call.c_sent);
+	CU_ASSERT_FALSE(nc_cconn_is_connected(cc));
+	if (rc == 0) {
+		nc_call_fini(&call);
+		nc_wait_fini(&w);
+	}
+
+	/* Restarted on the same port: the same connection object reconnects. */
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t2, port, 2), 0);
+	CU_ASSERT_EQUAL(t2.ts_port, port);
+	CU_ASSERT_EQUAL(echo_check(cc, "after restart", 13), 0);
+	CU_ASSERT_TRUE(nc_cconn_is_connected(cc));
+	nc_cconn_free(cc);
+	tsrv_stop(&t2);
+}
+
+static void test_garbage(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_connect_rep rep;
+	uint8_t junk[4096];
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+
+	/* Random bytes. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	fill_random(junk, sizeof(junk), 99);
+	raw_send(fd, junk, sizeof(junk));
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A header with a bad magic. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, 0x12345678, PROTO_VERSION, NC_OP_CONNECT, 0, 0, 0);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A header announcing a 1 GiB body. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_CONNECT, 0, 1u << 30, 0);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A header announcing a bulk past NC_MAX_BULK. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, OP_ECHO, 0, 0, NC_MAX_BULK + 1);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A request before CONNECT. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, OP_ECHO, 0, 4, 0);
+	raw_send(fd, "abcd", 4);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A PING before CONNECT is no exception. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_PING, 0, 0, 0);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A CONNECT whose body does not decode. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_CONNECT, 0, 3, 0);
+	raw_send(fd, "\x01\x00\x00", 3);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A reply where a request belongs. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_CONNECT, NC_MF_REPLY, 0, 0);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A header of another protocol major: closed (its layout may differ). */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, (NC_PROTO_MAJOR + 1) << 8, NC_OP_CONNECT, 0, 0, 0);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* CONNECT asking for another major: refused with VERSION, then closed. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR + 1, FSNAME, NULL), NC_WS_VERSION);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* Another filesystem: refused with FSNAME, then closed. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, "nosuchfs", NULL), NC_WS_FSNAME);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A truncated header, then the peer goes away. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_send(fd, "MRCN\x00\x01", 6);
+	shutdown(fd, SHUT_WR);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* A truncated body, then the peer goes away. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_CONNECT, 0, 100, 0);
+	raw_send(fd, junk, 10);
+	shutdown(fd, SHUT_WR);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* The server still serves a normal client... */
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "still serving", 13), 0);
+	/* ...and none of the connections above had handshaken, so the closed
+	 * callback never ran.  (The I/O thread closed them all before it took
+	 * this client's CONNECT.) */
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed), 0);
+
+	/* A handshaken peer that then sends garbage: closed, callback runs. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	memset(&rep, 0, sizeof(rep));
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	CU_ASSERT_EQUAL(rep.cp_major, NC_PROTO_MAJOR);
+	CU_ASSERT_EQUAL(rep.cp_role, NC_ROLE_MDS);
+	CU_ASSERT_EQUAL(rep.cp_features, NC_FEATURES_SUPPORTED);
+	CU_ASSERT_EQUAL(memcmp(rep.cp_uuid, srv_uuid, 16), 0);
+	raw_send(fd, junk, 64);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	CU_ASSERT_TRUE(wait_closed(&t, 1, 2000));
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed), 1);
+
+	/* The normal client disconnects: callback runs once more. */
+	CU_ASSERT_EQUAL(echo_check(cc, "bye", 3), 0);
+	nc_cconn_free(cc);
+	CU_ASSERT_TRUE(wait_closed(&t, 2, 2000));
+	sleep_ms(50);
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed), 2);
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed_bad), 0);
+	tsrv_stop(&t);
+}
+
+/*
+ * Backpressure: with every request held, the server takes no more than
+ * NC_SRV_MAX_INFLIGHT from one connection and stops reading it; once the
+ * held ones are answered it reads on and every call completes.
+ */
+static void backpressure_run(int ncalls, bool with_body)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_wait w;
+	struct nc_call *calls = calloc((size_t)ncalls, sizeof(*calls));
+	char (*bodies)[16] = calloc((size_t)ncalls, sizeof(*bodies));
+	int submitted = 0, held, bad = 0, rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(calls);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(bodies);
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 4), 0);
+	cc = client_new(t.ts_addr, FSNAME, 10000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "warm", 4), 0);
+	nc_wait_init(&w);
+	for (int i = 0; i < ncalls; i++) {
+		snprintf(bodies[i], sizeof(bodies[i]), "bp-%d", i);
+		if (with_body)
+			nc_call_init(&calls[i], OP_HOLD, bodies[i],
+				     (uint32_t)strlen(bodies[i]));
+		else
+			nc_call_init(&calls[i], OP_HOLD, NULL, 0);
+		/* Long enough for the test, short enough to end a stuck call. */
+		calls[i].c_timeout_ms = 4000;
+		calls[i].c_wait = &w;
+		if (nc_cconn_submit(cc, &calls[i]) == 0)
+			submitted++;
+	}
+	CU_ASSERT_EQUAL(submitted, ncalls);
+	held = tsrv_wait_held(&t, NC_SRV_MAX_INFLIGHT, 3000);
+	sleep_ms(200);
+	held = tsrv_nheld(&t);
+	CU_ASSERT_EQUAL(held, NC_SRV_MAX_INFLIGHT);
+	tsrv_release(&t);
+	rc = wait_bounded(&w, 8000);
+	CU_ASSERT_EQUAL(rc, 0);
+	for (int i = 0; i < ncalls; i++) {
+		struct nc_call *c = &calls[i];
+		uint32_t len = with_body ? (uint32_t)strlen(bodies[i]) : 0;
+
+		if (c->c_status || c->c_rep_body_len != len ||
+		    (len && memcmp(c->c_rep_body, bodies[i], len))) {
+			if (bad++ < 3)
+				fprintf(stderr, "  call %d of %d: status %d (%s)\n", i,
+					ncalls, c->c_status, nc_strerror(c->c_status));
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	/* The connection still works afterwards. */
+	CU_ASSERT_EQUAL(echo_check(cc, "after", 5), 0);
+	nc_cconn_free(cc);
+	if (rc == 0 || wait_bounded(&w, 1000) == 0) {
+		for (int i = 0; i < ncalls; i++)
+			nc_call_fini(&calls[i]);
+		nc_wait_fini(&w);
+		free(calls);
+	}
+	tsrv_stop(&t);
+	free(bodies);
+}
+
+static void test_backpressure(void)
+{
+	backpressure_run(3 * NC_SRV_MAX_INFLIGHT, true);
+}
+
+/* The request that meets the limit is the last one on the wire and has no
+ * body: nothing is left in the socket to wake the reader again. */
+static void test_backpressure_last_empty(void)
+{
+	backpressure_run(NC_SRV_MAX_INFLIGHT + 1, false);
+}
+
+static void test_free_pending(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_call calls[5];
+	struct nc_wait w;
+	int submitted = 0;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	cc = client_new(t.ts_addr, FSNAME, 10000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	nc_wait_init(&w);
+	for (int i = 0; i < 5; i++) {
+		nc_call_init(&calls[i], OP_HOLD, "p", 1);
+		calls[i].c_wait = &w;
+		if (nc_cconn_submit(cc, &calls[i]) == 0)
+			submitted++;
+	}
+	CU_ASSERT_EQUAL(submitted, 5);
+	CU_ASSERT_EQUAL(tsrv_wait_held(&t, 5, 3000), 5);
+	nc_cconn_free(cc);
+	/* Every pending call completed, once, before free returned. */
+	pthread_mutex_lock(&w.w_lock);
+	CU_ASSERT_EQUAL(w.w_pending, 0);
+	pthread_mutex_unlock(&w.w_lock);
+	for (int i = 0; i < 5; i++) {
+		CU_ASSERT_EQUAL(calls[i].c_status, -ECANCELED);
+		nc_call_fini(&calls[i]);
+	}
+	nc_wait_fini(&w);
+	/* Replies to the gone client fail quietly on the server side. */
+	tsrv_release(&t);
+	CU_ASSERT_TRUE(wait_closed(&t, 1, 2000));
+	tsrv_stop(&t);
+	nc_cconn_free(NULL);
+}
+
+/* A port nothing listens on (bound, then closed). */
+static int dead_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static void test_unreachable(void)
+{
+	struct nc_cconn *cc;
+	struct nc_call call;
+	char addr[64];
+	int64_t t0, el;
+	int port = dead_port(), rc;
+
+	CU_ASSERT_FATAL(port > 0);
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", port);
+	cc = client_new(addr, FSNAME, 2000, 400);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	/* One attempt for submit... */
+	nc_call_init(&call, NC_OP_PING, NULL, 0);
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -ECONNREFUSED);
+	/* ...retries for call, up to co_retry_ms and not much longer. */
+	t0 = now_ms();
+	rc = nc_cconn_call(cc, &call);
+	el = now_ms() - t0;
+	CU_ASSERT_EQUAL(rc, -ECONNREFUSED);
+	CU_ASSERT(el >= 200);
+	CU_ASSERT(el < 2000);
+	nc_call_fini(&call);
+	nc_cconn_free(cc);
+
+	/* Bad arguments. */
+	CU_ASSERT_EQUAL(nc_cconn_new("garbage", FSNAME, NULL, &cc), -NC_E_ADDR);
+	CU_ASSERT_EQUAL(nc_cconn_new("rdma://127.0.0.1:1", FSNAME, NULL, &cc),
+			-EPROTONOSUPPORT);
+	CU_ASSERT_EQUAL(nc_cconn_new(addr, "a-filesystem-name-far-too-long-for-it",
+				     NULL, &cc), -EINVAL);
+}
+
+/* A server that listened but never started releases its port when freed. */
+static void test_free_unstarted(void)
+{
+	struct nc_server_conf conf = {
+		.sc_fsname = FSNAME,
+		.sc_threads = 1,
+		.sc_handler = handler,
+	};
+	struct nc_server *srv = NULL, *srv2 = NULL;
+	char addr[64];
+	int port;
+
+	CU_ASSERT_EQUAL_FATAL(nc_server_new(&conf, &srv), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_server_listen(srv, "tcp://127.0.0.1:0"), 0);
+	port = nc_server_bound_port(srv, 0);
+	CU_ASSERT(port > 0);
+	CU_ASSERT_EQUAL(nc_server_bound_port(srv, 1), -EINVAL);
+	nc_server_free(srv);
+
+	CU_ASSERT_EQUAL_FATAL(nc_server_new(&conf, &srv2), 0);
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", port);
+	CU_ASSERT_EQUAL(nc_server_listen(srv2, addr), 0);
+	nc_server_free(srv2);
+
+	/* Configuration errors. */
+	conf.sc_threads = 0;
+	CU_ASSERT_EQUAL(nc_server_new(&conf, &srv), -EINVAL);
+	conf.sc_threads = 1;
+	conf.sc_handler = NULL;
+	CU_ASSERT_EQUAL(nc_server_new(&conf, &srv), -EINVAL);
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned int failures;
+
+	signal(SIGPIPE, SIG_IGN);
+	/* Warnings about the garbage are expected; keep info lines out. */
+	nc_log_level = NC_LOG_WARN;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	suite = CU_add_suite("rpc", NULL, NULL);
+	if (!suite ||
+	    !CU_add_test(suite, "echo body and 1 MiB bulk", test_echo) ||
+	    !CU_add_test(suite, "200 async calls, one wait", test_async_many) ||
+	    !CU_add_test(suite, "8 threads x 200 sync calls", test_threads) ||
+	    !CU_add_test(suite, "error statuses", test_error_status) ||
+	    !CU_add_test(suite, "reply bulk larger than room", test_bulk_too_big) ||
+	    !CU_add_test(suite, "wrong fsname", test_wrong_fsname) ||
+	    !CU_add_test(suite, "call timeout", test_timeout) ||
+	    !CU_add_test(suite, "server stop and restart", test_server_restart) ||
+	    !CU_add_test(suite, "garbage from raw sockets", test_garbage) ||
+	    !CU_add_test(suite, "backpressure", test_backpressure) ||
+	    !CU_add_test(suite, "backpressure, last request empty",
+			 test_backpressure_last_empty) ||
+	    !CU_add_test(suite, "free with calls pending", test_free_pending) ||
+	    !CU_add_test(suite, "server unreachable", test_unreachable) ||
+	    !CU_add_test(suite, "free a server never started", test_free_unstarted)) {
+		CU_cleanup_registry();
+		return 99;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures == 0 ? 0 : 1;
+}

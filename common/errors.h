@@ -20,7 +20,8 @@
 	X(NC_E_NOTFMT, 4103, "target is not formatted")                      \
 	X(NC_E_NOTNACRE, 4104, "path is not on a nacre filesystem")          \
 	X(NC_E_CONFIG, 4105, "invalid configuration")                        \
-	X(NC_E_HANDSHAKE, 4106, "connection handshake missing or refused")
+	X(NC_E_HANDSHAKE, 4106, "connection handshake missing or refused") \
+	X(NC_E_CHECKSUM, 4107, "checksum mismatch: stored data is corrupt")
 
 enum nc_error {
 #define NC_ERR_ENUM(name, value, msg) name = value,

@@ -616,3 +616,27 @@ void nc_wire_obj_rep(struct nc_xdr *x, struct nc_obj_rep *m)
 	nc_xdr_u64(x, &m->op_size);
 	nc_xdr_u64(x, &m->op_blocks);
 }
+
+void nc_wire_verify_rep(struct nc_xdr *x, struct nc_verify_rep *m)
+{
+	nc_xdr_u32(x, &m->vr_count);
+	nc_xdr_u32(x, &m->vr_more);
+	nc_xdr_u64(x, &m->vr_block);
+	if (x->x_err)
+		return;
+	if (m->vr_count > NC_VERIFY_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
+		return;
+	}
+	for (uint32_t i = 0; i < m->vr_count; i++)
+		nc_xdr_u64(x, &m->vr_bad[i]);
+}
+
+void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m)
+{
+	nc_xdr_cred(x, &m->ss_cred);
+	nc_xdr_fid(x, &m->ss_fid);
+	nc_xdr_u32(x, &m->ss_shard);
+	nc_xdr_u32(x, &m->ss_set);
+	nc_xdr_u32(x, &m->ss_clear);
+}

@@ -20,6 +20,8 @@
  *
  * Changelog (append only, never reorder fields):
  *   1.0  first protocol.
+ *   1.1  erasure coding: SHARD_STATE, OBJ_LOCK, OBJ_UNLOCK, OBJ_VERIFY;
+ *        OST_REGISTER may carry NC_OSTREG_REPLACE in o_state's high bits.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -31,7 +33,7 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 0
+#define NC_PROTO_MINOR 1
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -82,6 +84,7 @@ struct nc_msg_hdr {
 	X(XATTR_SET, 34, 0)             \
 	X(XATTR_LIST, 35, 1)            \
 	X(XATTR_DEL, 36, 0)             \
+	X(SHARD_STATE, 37, 1)           \
 	X(OBJ_READ, 50, 1)              \
 	X(OBJ_WRITE, 51, 1)             \
 	X(OBJ_TRUNC, 52, 1)             \
@@ -89,7 +92,10 @@ struct nc_msg_hdr {
 	X(OBJ_DESTROY, 54, 1)           \
 	X(OBJ_SYNC, 55, 1)              \
 	X(OBJ_STAT, 56, 1)              \
-	X(OST_STATFS, 57, 1)
+	X(OST_STATFS, 57, 1)            \
+	X(OBJ_LOCK, 58, 0)              \
+	X(OBJ_UNLOCK, 59, 1)            \
+	X(OBJ_VERIFY, 60, 1)
 
 enum nc_opcode {
 #define NC_OP_ENUM(name, value, idem) NC_OP_##name = value,
@@ -142,7 +148,10 @@ bool nc_op_is_idempotent(uint16_t opcode);
 	X(NOOST, 1003, -NC_E_NOOST)       \
 	X(CORRUPT, 1004, -NC_E_CORRUPT)   \
 	X(LAYOUT, 1005, -NC_E_LAYOUT)     \
-	X(HANDSHAKE, 1006, -NC_E_HANDSHAKE)
+	X(HANDSHAKE, 1006, -NC_E_HANDSHAKE) \
+	X(CHECKSUM, 1007, -NC_E_CHECKSUM)   \
+	X(HOSTDOWN, 112, -EHOSTDOWN)        \
+	X(NODEV, 19, -ENODEV)
 
 enum nc_wire_status {
 #define NC_WS_ENUM(name, value, err) NC_WS_##name = value,
@@ -377,6 +386,43 @@ struct nc_obj_req {
 	uint64_t or_len;        /* READ, PUNCH; WRITE: equals the bulk length */
 };
 
+/*
+ * OBJ_LOCK / OBJ_UNLOCK: a range lock on rows [or_off, or_off + or_len) of
+ * the file or_fid, held at the OSS of the file's lock OST (or_ost; see
+ * docs/design.md).  OBJ_LOCK never waits: it answers -EAGAIN while another
+ * owner holds an overlapping range, and the client retries.  A lock is a
+ * lease of NC_LOCK_LEASE_MS, released by OBJ_UNLOCK, by its connection
+ * closing, or by expiry.  or_flags unused (0).
+ *
+ * OBJ_VERIFY: checks the checksums of [or_off, or_off + or_len) of an
+ * object (or_len 0: to its end); the reply is an nc_verify_rep.
+ */
+#define NC_LOCK_LEASE_MS 30000
+
+/* OBJ_VERIFY reply: offsets of checksum blocks that failed (at most
+ * NC_VERIFY_MAX; vr_more set when there were more). */
+struct nc_verify_rep {
+	uint32_t vr_count;
+	uint32_t vr_more;
+	uint64_t vr_block;              /* checksum block size */
+	uint64_t vr_bad[256];
+};
+#define NC_VERIFY_MAX 256
+
+/* SHARD_STATE: sets and clears NC_SHARD_* flags of shard ss_shard of a
+ * file's layout (the reply is the new layout, as GETLAYOUT). */
+struct nc_shard_req {
+	struct nc_cred ss_cred;
+	struct nc_fid ss_fid;
+	uint32_t ss_shard;
+	uint32_t ss_set;
+	uint32_t ss_clear;
+};
+
+/* OST_REGISTER: o_state may carry this flag: the OST was replaced by an
+ * empty one (new uuid), and the MDS accepts the new uuid for the index. */
+#define NC_OSTREG_REPLACE 0x100u
+
 /* OBJ_READ (bytes returned in bulk; short when the object ends), OBJ_STAT. */
 struct nc_obj_rep {
 	uint64_t op_size;       /* OBJ_STAT: object size; READ: bytes read */
@@ -405,5 +451,7 @@ void nc_wire_xattr_req(struct nc_xdr *x, struct nc_xattr_req *m);
 void nc_wire_bytes_rep(struct nc_xdr *x, struct nc_bytes_rep *m);
 void nc_wire_obj_req(struct nc_xdr *x, struct nc_obj_req *m);
 void nc_wire_obj_rep(struct nc_xdr *x, struct nc_obj_rep *m);
+void nc_wire_verify_rep(struct nc_xdr *x, struct nc_verify_rep *m);
+void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m);
 
 #endif

@@ -173,10 +173,27 @@ static struct nc_cconn *oss_conn(struct mds_server *mds, const char *addr)
 }
 
 /* Destroys every object of @rec; 0 when all are gone. */
+/* True when the live inode @fid (if it still exists) has an object on OST
+ * @idx: a re-laid-out file reuses its FID as object name, so its new object
+ * on an OST of the old layout must survive the old layout's destroy. */
+static bool object_in_use(const struct nc_layout *cur, bool have_cur, uint32_t idx)
+{
+	if (!have_cur)
+		return false;
+	for (uint32_t i = 0; i < cur->l_stripe_count; i++)
+		if (cur->l_shards[i].ls_ost == idx)
+			return true;
+	return false;
+}
+
 static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec *rec)
 {
+	struct nc_layout cur;
+	bool have_cur;
 	int result = 0;
 
+	have_cur = mds_ns_getlayout(mds->ms_ns, &rec->dr_fid, &cur) == 0 &&
+		   !(cur.l_flags & NC_LAYOUT_TEMPLATE);
 	for (uint32_t i = 0; i < rec->dr_layout.l_stripe_count; i++) {
 		struct nc_obj_req o = { 0 };
 		struct nc_ost_info info;
@@ -186,8 +203,8 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 		bool up;
 		int rc;
 
-		if (idx >= NC_MAX_OSTS)
-			continue; /* a layout naming no real OST holds nothing there */
+		if (idx >= NC_MAX_OSTS || object_in_use(&cur, have_cur, idx))
+			continue;
 		pthread_mutex_lock(&mds->ms_ost_lock);
 		up = mds->ms_osts[idx].ol_known && mds->ms_osts[idx].ol_up;
 		info = mds->ms_osts[idx].ol_info;

@@ -865,7 +865,8 @@ static int shape_decode(const struct shape *sh, const uint8_t *bytes, size_t len
 static void hdr_example(struct nc_msg_hdr *h)
 {
 	h->mh_magic = NC_MSG_MAGIC;
-	h->mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR;
+	/* A fixed version 1.0: the golden bytes must not move with NC_PROTO_MINOR. */
+	h->mh_version = 1 << 8 | 0;
 	h->mh_opcode = NC_OP_GETATTR;
 	h->mh_flags = NC_MF_REPLY;
 	h->mh_status = NC_WS_NOENT;

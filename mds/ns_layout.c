@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layouts: checking a user's template, merging a directory's template over
+ * the filesystem default and choosing the OSTs of a new file, and the
+ * getlayout, setlayout and default layout operations of mds/ns.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errors.h"
+#include "mds/ns_int.h"
+
+/* ---- templates and OST choice ---- */
+
+static bool ns_stripe_size_ok(uint32_t s)
+{
+	return s == 0 || (s % 4096 == 0 && s >= NC_MIN_STRIPE_SIZE &&
+			  s <= NC_MAX_STRIPE_SIZE);
+}
+
+/* A template from a user (setlayout): zero fields inherit. */
+static int ns_tmpl_check(const struct nc_layout *t)
+{
+	if (!ns_stripe_size_ok(t->l_stripe_size))
+		return -EINVAL;
+	if (t->l_m > NS_MAX_EC_M || t->l_k > NS_MAX_EC_K)
+		return -EINVAL;
+	if (t->l_m > 0 && t->l_stripe_count != 0 &&
+	    t->l_stripe_count <= NC_MAX_STRIPES &&
+	    (uint32_t)t->l_k + t->l_m > t->l_stripe_count)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Merges @tmpl (NULL: none) over the filesystem default @dflt and picks
+ * OSTs from @osts.  Zero fields inherit; a stripe count of UINT16_MAX or
+ * more than the usable OSTs means all of them.
+ */
+int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
+		    const struct nc_layout *tmpl,
+		    const struct mds_ost_set *osts,
+		    struct nc_layout *out)
+{
+	static const struct nc_layout none = { .l_first_ost = NC_OST_ANY };
+	const struct nc_layout *t = tmpl ? tmpl : &none;
+	uint32_t navail, size, count, k, m, first, start = 0;
+	bool count_inherited = false;
+
+	navail = osts ? osts->os_count : 0;
+	if (navail > NC_MAX_OSTS)
+		navail = NC_MAX_OSTS;
+	if (navail == 0)
+		return -NC_E_NOOST;
+
+	size = t->l_stripe_size ? t->l_stripe_size : dflt->l_stripe_size;
+	if (!size)
+		size = NC_DEFAULT_STRIPE_SIZE;
+	count = t->l_stripe_count;
+	if (!count) {
+		count_inherited = true;
+		count = dflt->l_stripe_count ? dflt->l_stripe_count :
+					       NC_DEFAULT_STRIPE_COUNT;
+	}
+	m = t->l_m ? t->l_m : dflt->l_m;
+	k = t->l_k ? t->l_k : dflt->l_k;
+	first = t->l_first_ost != NC_OST_ANY ? t->l_first_ost :
+					       dflt->l_first_ost;
+	if (!ns_stripe_size_ok(size) || m > NS_MAX_EC_M || k > NS_MAX_EC_K)
+		return -NC_E_LAYOUT;
+
+	/* An erasure-coded template with an inherited count still needs a
+	 * whole row of distinct OSTs. */
+	if (m > 0 && count_inherited && count < k + m)
+		count = k + m;
+	if (count == UINT16_MAX || count > navail)
+		count = navail;
+	if (count > NC_MAX_STRIPES)
+		count = NC_MAX_STRIPES;
+	if (m == 0) {
+		k = count;
+	} else {
+		if (k == 0)
+			k = count > m ? count - m : 0;
+		if (k > NS_MAX_EC_K)
+			k = NS_MAX_EC_K;
+		if (k == 0 || k + m > count)
+			return -NC_E_LAYOUT;
+	}
+
+	if (first != NC_OST_ANY) {
+		for (start = 0; start < navail; start++)
+			if (osts->os_index[start] == first)
+				break;
+	}
+	if (first == NC_OST_ANY || start == navail)
+		start = atomic_fetch_add(&ns->ns_rr, 1) % navail;
+
+	memset(out, 0, sizeof(*out));
+	out->l_stripe_size = size;
+	out->l_stripe_count = (uint16_t)count;
+	out->l_k = (uint8_t)k;
+	out->l_m = (uint8_t)m;
+	out->l_gen = 1;
+	for (uint32_t i = 0; i < count; i++)
+		out->l_shards[i].ls_ost = osts->os_index[(start + i) % navail];
+	out->l_first_ost = out->l_shards[0].ls_ost;
+	return 0;
+}
+
+void ns_layout_out(const struct ns_inode *in, struct nc_layout *l)
+{
+	if (ns_is_reg(in)) {
+		*l = in->in_layout;
+		return;
+	}
+	memset(l, 0, sizeof(*l));
+	l->l_first_ost = NC_OST_ANY;
+}
+
+/* ---- getlayout, setlayout ---- */
+
+int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
+		     struct nc_layout *layout)
+{
+	struct mds_txn *txn;
+	struct ns_inode *in;
+	int rc;
+
+	in = malloc(sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		goto out_free;
+	rc = ns_inode_get(txn, fid, in);
+	if (rc)
+		goto out_abort;
+	/* A directory without a default of its own shows what its files
+	 * get: the filesystem default. */
+	if (ns_is_dir(in) && in->in_has_tmpl)
+		*layout = in->in_layout;
+	else if (ns_is_dir(in))
+		rc = ns_conf_get_layout(txn, layout);
+	else
+		ns_layout_out(in, layout);
+out_abort:
+	mds_db_txn_abort(txn);
+out_free:
+	free(in);
+	return rc;
+}
+
+static bool ns_tmpl_is_empty(const struct nc_layout *t)
+{
+	return !t->l_stripe_size && !t->l_stripe_count && !t->l_k && !t->l_m &&
+	       t->l_first_ost == NC_OST_ANY;
+}
+
+static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
+			    const struct nc_cred *cred,
+			    const struct nc_fid *fid,
+			    const struct nc_layout *req,
+			    const struct mds_ost_set *osts,
+			    struct ns_inode *in)
+{
+	struct nc_layout dflt, nl;
+	int rc;
+
+	rc = ns_inode_get(txn, fid, in);
+	if (rc)
+		return rc;
+	if (!ns_is_owner(&in->in_attr, cred))
+		return -EPERM;
+	if (!ns_is_dir(in) && !ns_is_reg(in))
+		return -EINVAL;
+	rc = ns_tmpl_check(req);
+	if (rc)
+		return rc;
+	if (ns_is_dir(in)) {
+		/* An all-default template removes the directory's own. */
+		in->in_has_tmpl = !ns_tmpl_is_empty(req);
+		memset(&in->in_layout, 0, sizeof(in->in_layout));
+		in->in_layout.l_stripe_size = req->l_stripe_size;
+		in->in_layout.l_stripe_count = req->l_stripe_count;
+		in->in_layout.l_k = req->l_k;
+		in->in_layout.l_m = req->l_m;
+		in->in_layout.l_first_ost = req->l_first_ost;
+		in->in_layout.l_flags = NC_LAYOUT_TEMPLATE;
+	} else {
+		if (in->in_attr.a_size > 0)
+			return -EBUSY;
+		rc = ns_conf_get_layout(txn, &dflt);
+		if (rc)
+			return rc;
+		rc = ns_layout_alloc(ns, &dflt, req, osts, &nl);
+		if (rc)
+			return rc;
+		if (in->in_layout.l_stripe_count > 0) {
+			rc = ns_destroy_queue(txn, fid, &in->in_layout);
+			if (rc)
+				return rc;
+		}
+		nl.l_gen = in->in_layout.l_gen + 1;
+		in->in_layout = nl;
+	}
+	ns_now(&in->in_attr.a_ctime);
+	return ns_inode_put(txn, in, false);
+}
+
+int mds_ns_setlayout(struct mds_ns *ns, const struct nc_cred *cred,
+		     const struct nc_fid *fid, const struct nc_layout *req,
+		     const struct mds_ost_set *osts, struct nc_layout *out)
+{
+	struct mds_txn *txn;
+	struct ns_inode *in;
+	int rc;
+
+	in = malloc(sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		goto out_free;
+	rc = ns_end(txn, ns_setlayout_txn(ns, txn, cred, fid, req, osts, in));
+	if (rc == 0 && out)
+		*out = in->in_layout;
+out_free:
+	free(in);
+	return rc;
+}
+
+int mds_ns_default_layout(struct mds_ns *ns, struct nc_layout *tmpl)
+{
+	struct mds_txn *txn;
+	int rc;
+
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = ns_conf_get_layout(txn, tmpl);
+	mds_db_txn_abort(txn);
+	return rc;
+}

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 
+#include "common/ec.h"
 #include "common/layout.h"
 #include "common/rpc.h"
 #include "common/types.h"
@@ -48,6 +49,7 @@ struct nacre_fs {
 	struct cl_ost fs_osts[NC_MAX_OSTS];
 	struct nacre_file *fs_open;
 	struct cl_hidden *fs_hidden;
+	struct nc_ec *fs_ec[NC_EC_MAX_K + 1][NC_EC_MAX_M + 1]; /* coders, made on first use */
 };
 
 struct nacre_file {
@@ -94,14 +96,80 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		uint64_t size, struct nc_attr *attr);
 
-/* io.c */
+/* io.c: one object RPC of a data request. */
+struct cl_piece {
+	struct nc_call ip_call;
+	struct nc_obj_req ip_req;
+	uint8_t ip_body[64];
+	struct nc_cconn *ip_conn;
+	struct nc_extent ip_ext;        /* e_stripe, e_obj_off, e_len used */
+};
+
+/* Encodes the request of @p (ip_ext filled in) for @op; the caller then
+ * sets bulk pointers.  -ENODEV and friends when the OST is unknown. */
+int cl_piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
+		     const struct nc_layout *l, struct cl_piece *p, uint16_t op);
+/* Runs @p[0..n) in parallel; each ip_call.c_status holds its outcome.  With
+ * @retry, pieces whose connection failed are resent through the retrying
+ * path (plain striping rides out restarts); erasure-coded I/O passes false
+ * and decodes around the failure instead.  Returns the first error. */
+int cl_pieces_run(struct cl_piece *p, int n, bool retry);
+void cl_pieces_fini(struct cl_piece *p, int n);
+
+/* Plain striping (m = 0); ec_io.c handles m > 0. */
 ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		   void *buf, size_t len, uint64_t off);
 int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		const void *buf, size_t len, uint64_t off);
-/* Truncates (or, with @sync, fsyncs) every object of the layout, in parallel. */
+/*
+ * Truncates (NC_OP_OBJ_TRUNC, to what @file_size needs) or syncs every object
+ * of the layout, in parallel.  With @failed NULL (plain striping) any
+ * failure is the result, after retries.  With @failed set (erasure coding)
+ * stale shards are skipped and the shards that failed are returned as a
+ * bit mask for cl_objects_settle().
+ */
 int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		  uint16_t opcode, uint64_t file_size);
+		  uint16_t opcode, uint64_t file_size, uint64_t *failed);
+/* Marks the shards of @failed stale, or -EIO when more than m are lost. */
+int cl_objects_settle(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		      struct nc_layout *l, uint64_t failed);
+
+#define CL_IO_BATCH 64  /* pieces in flight per batch */
+
+/* ec_io.c: erasure-coded files. */
+
+/* A shard flag known only to one request: its I/O failed, skip it. */
+#define CL_SHARD_FAILED 0x80000000u
+
+/* A read or write of bytes [co_lo, co_lo + co_len) of chunk co_chunk
+ * (data chunk < k, parity k + p) of one row. */
+struct cl_chunk_op {
+	uint32_t co_chunk;
+	uint32_t co_lo;
+	uint32_t co_len;
+	uint8_t *co_buf;
+	int co_status;
+};
+
+int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **out);
+/* One request without retries (locks, probes). */
+int cl_rpc_once(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req);
+bool cl_chunk_usable(const struct nc_layout *l, uint64_t row, uint32_t i);
+int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l,
+		     uint64_t row, struct cl_chunk_op *ops, int n, uint16_t opcode);
+int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l,
+		     struct nc_ec *ec, uint64_t row, uint32_t lo, uint32_t len, uint8_t **data);
+ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		   void *buf, size_t len, uint64_t off);
+/* Writes, marking stale (in @layout too) the shards it could not reach. */
+int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		struct nc_layout *layout, const void *buf, size_t len, uint64_t off);
+int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		 uint64_t r0, uint64_t nrows, uint32_t *ost_out);
+void cl_unlock_rows(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint64_t r0,
+		    uint64_t nrows);
+int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		 struct nc_layout *l, uint32_t stripe, uint32_t set, uint32_t clear);
 
 /* file.c */
 bool cl_file_is_open(struct nacre_fs *fs, const struct nc_fid *fid);

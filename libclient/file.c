@@ -209,6 +209,36 @@ NACRE_API const struct nacre_fid *nacre_file_fid(const struct nacre_file *f)
 	return (const struct nacre_fid *)&f->f_fid;
 }
 
+/* The layout of @f as of now (writers update its stale marks). */
+static void layout_copy(struct nacre_file *f, struct nc_layout *l)
+{
+	pthread_mutex_lock(&f->f_lock);
+	*l = f->f_layout;
+	pthread_mutex_unlock(&f->f_lock);
+}
+
+/* Keeps the stale marks a request learnt. */
+static void layout_merge_marks(struct nacre_file *f, const struct nc_layout *l)
+{
+	pthread_mutex_lock(&f->f_lock);
+	for (uint32_t s = 0; s < f->f_layout.l_stripe_count; s++)
+		f->f_layout.l_shards[s].ls_flags |= l->l_shards[s].ls_flags & NC_SHARD_STALE;
+	pthread_mutex_unlock(&f->f_lock);
+}
+
+static int write_data(struct nacre_file *f, const void *buf, size_t len, uint64_t off)
+{
+	struct nc_layout l;
+	int rc;
+
+	if (!f->f_layout.l_m)
+		return cl_io_write(f->f_fs, &f->f_fid, &f->f_layout, buf, len, off);
+	layout_copy(f, &l);
+	rc = cl_ec_write(f->f_fs, &f->f_cred, &f->f_fid, &l, buf, len, off);
+	layout_merge_marks(f, &l);
+	return rc;
+}
+
 /* The size as the MDS has it, but never below what this handle wrote. */
 static int refresh_size(struct nacre_file *f)
 {
@@ -254,6 +284,12 @@ NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t
 		memset(buf, 0, len);
 		return (ssize_t)len;
 	}
+	if (f->f_layout.l_m) {
+		struct nc_layout l;
+
+		layout_copy(f, &l);
+		return cl_ec_read(f->f_fs, &f->f_fid, &l, buf, len, (uint64_t)off);
+	}
 	return cl_io_read(f->f_fs, &f->f_fid, &f->f_layout, buf, len, (uint64_t)off);
 }
 
@@ -282,7 +318,7 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 	if (len > NC_MAX_BULK * 4)
 		len = NC_MAX_BULK * 4; /* a short write; callers loop */
 	end = (uint64_t)off + len;
-	rc = cl_io_write(f->f_fs, &f->f_fid, &f->f_layout, buf, len, (uint64_t)off);
+	rc = write_data(f, buf, len, (uint64_t)off);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&f->f_lock);
@@ -321,8 +357,21 @@ NACRE_API int nacre_fsync(struct nacre_file *f)
 {
 	int rc = 0;
 
-	if (f->f_layout.l_stripe_count && (f->f_flags & O_ACCMODE) != O_RDONLY)
-		rc = cl_io_objects(f->f_fs, &f->f_fid, &f->f_layout, NC_OP_OBJ_SYNC, 0);
+	if (f->f_layout.l_stripe_count && (f->f_flags & O_ACCMODE) != O_RDONLY) {
+		struct nc_layout l;
+		uint64_t failed;
+
+		layout_copy(f, &l);
+		if (!l.l_m) {
+			rc = cl_io_objects(f->f_fs, &f->f_fid, &l, NC_OP_OBJ_SYNC, 0, NULL);
+		} else {
+			/* A shard that cannot be made durable is stale. */
+			rc = cl_io_objects(f->f_fs, &f->f_fid, &l, NC_OP_OBJ_SYNC, 0, &failed);
+			if (!rc)
+				rc = cl_objects_settle(f->f_fs, &f->f_cred, &f->f_fid, &l, failed);
+			layout_merge_marks(f, &l);
+		}
+	}
 	if (!rc)
 		rc = report_mtime(f);
 	return rc;

@@ -288,6 +288,9 @@ NACRE_API void nacre_disconnect(struct nacre_fs *fs)
 	nc_cconn_free(fs->fs_mds);
 	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
 		nc_cconn_free(fs->fs_osts[i].co_conn);
+	for (int k = 0; k <= NC_EC_MAX_K; k++)
+		for (int m = 0; m <= NC_EC_MAX_M; m++)
+			nc_ec_free(fs->fs_ec[k][m]);
 	while (fs->fs_hidden) {
 		struct cl_hidden *h = fs->fs_hidden;
 

@@ -16,18 +16,9 @@
 #include "common/log.h"
 #include "libclient/cl_int.h"
 
-#define IO_BATCH 64     /* pieces in flight per batch */
 
-struct io_piece {
-	struct nc_call ip_call;
-	struct nc_obj_req ip_req;
-	uint8_t ip_body[64];
-	struct nc_cconn *ip_conn;
-	struct nc_extent ip_ext;
-};
-
-static int piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
-			 const struct nc_layout *l, struct io_piece *p, uint16_t op)
+int cl_piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
+		     const struct nc_layout *l, struct cl_piece *p, uint16_t op)
 {
 	struct nc_xdr x;
 	int rc;
@@ -50,9 +41,7 @@ static int piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
 	return 0;
 }
 
-/* Runs the prepared calls of @p[0..n) in parallel; resubmits failed ones
- * through the retrying synchronous path.  Returns 0 or the first error. */
-static int pieces_run(struct io_piece *p, int n)
+int cl_pieces_run(struct cl_piece *p, int n, bool retry)
 {
 	struct nc_wait w;
 	int rc = 0;
@@ -68,21 +57,24 @@ static int pieces_run(struct io_piece *p, int n)
 	for (int i = 0; i < n; i++) {
 		int st = p[i].ip_call.c_status;
 
-		if (st == -ENOTCONN || st == -ECONNREFUSED || st == -ETIMEDOUT) {
+		if (retry && (st == -ENOTCONN || st == -ECONNREFUSED || st == -ETIMEDOUT)) {
 			nc_call_fini(&p[i].ip_call);
 			p[i].ip_call.c_wait = NULL;
 			st = nc_cconn_call(p[i].ip_conn, &p[i].ip_call);
 		}
+		p[i].ip_call.c_status = st;
 		if (st && !rc) {
 			rc = st;
-			nc_warn("client", "%s on OST %u: %s", nc_op_name(p[i].ip_call.c_opcode),
-				p[i].ip_req.or_ost, nc_strerror(st));
+			if (retry)
+				nc_warn("client", "%s on OST %u: %s",
+					nc_op_name(p[i].ip_call.c_opcode), p[i].ip_req.or_ost,
+					nc_strerror(st));
 		}
 	}
 	return rc;
 }
 
-static void pieces_fini(struct io_piece *p, int n)
+void cl_pieces_fini(struct cl_piece *p, int n)
 {
 	for (int i = 0; i < n; i++)
 		nc_call_fini(&p[i].ip_call);
@@ -91,16 +83,16 @@ static void pieces_fini(struct io_piece *p, int n)
 ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		   void *buf, size_t len, uint64_t off)
 {
-	struct nc_extent ext[IO_BATCH];
-	struct io_piece *p;
+	struct nc_extent ext[CL_IO_BATCH];
+	struct cl_piece *p;
 	size_t done = 0;
 	int rc = 0;
 
-	p = calloc(IO_BATCH, sizeof(*p));
+	p = calloc(CL_IO_BATCH, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	while (done < len) {
-		int n = nc_layout_map(l, off + done, len - done, ext, IO_BATCH);
+		int n = nc_layout_map(l, off + done, len - done, ext, CL_IO_BATCH);
 		uint64_t batch = 0;
 
 		if (n <= 0) {
@@ -111,16 +103,16 @@ ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			uint8_t *dst = (uint8_t *)buf + (ext[i].e_file_off - off);
 
 			p[i].ip_ext = ext[i];
-			rc = piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_READ);
+			rc = cl_piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_READ);
 			if (rc) {
-				pieces_fini(p, i);
+				cl_pieces_fini(p, i);
 				goto out;
 			}
 			p[i].ip_call.c_bulk_dst = dst;
 			p[i].ip_call.c_bulk_dst_cap = ext[i].e_len;
 			batch += ext[i].e_len;
 		}
-		rc = pieces_run(p, n);
+		rc = cl_pieces_run(p, n, true);
 		for (int i = 0; !rc && i < n; i++) {
 			uint32_t got = p[i].ip_call.c_rep_bulk_len;
 
@@ -129,7 +121,7 @@ ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 				memset((uint8_t *)buf + (p[i].ip_ext.e_file_off - off) + got, 0,
 				       p[i].ip_ext.e_len - got);
 		}
-		pieces_fini(p, n);
+		cl_pieces_fini(p, n);
 		if (rc)
 			break;
 		done += batch;
@@ -142,16 +134,16 @@ out:
 int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		const void *buf, size_t len, uint64_t off)
 {
-	struct nc_extent ext[IO_BATCH];
-	struct io_piece *p;
+	struct nc_extent ext[CL_IO_BATCH];
+	struct cl_piece *p;
 	size_t done = 0;
 	int rc = 0;
 
-	p = calloc(IO_BATCH, sizeof(*p));
+	p = calloc(CL_IO_BATCH, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	while (done < len) {
-		int n = nc_layout_map(l, off + done, len - done, ext, IO_BATCH);
+		int n = nc_layout_map(l, off + done, len - done, ext, CL_IO_BATCH);
 		uint64_t batch = 0;
 
 		if (n <= 0) {
@@ -160,17 +152,17 @@ int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_l
 		}
 		for (int i = 0; i < n; i++) {
 			p[i].ip_ext = ext[i];
-			rc = piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_WRITE);
+			rc = cl_piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_WRITE);
 			if (rc) {
-				pieces_fini(p, i);
+				cl_pieces_fini(p, i);
 				goto out;
 			}
 			p[i].ip_call.c_bulk = (const uint8_t *)buf + (ext[i].e_file_off - off);
 			p[i].ip_call.c_bulk_len = ext[i].e_len;
 			batch += ext[i].e_len;
 		}
-		rc = pieces_run(p, n);
-		pieces_fini(p, n);
+		rc = cl_pieces_run(p, n, true);
+		cl_pieces_fini(p, n);
 		if (rc)
 			break;
 		done += batch;
@@ -181,9 +173,10 @@ out:
 }
 
 int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		  uint16_t opcode, uint64_t file_size)
+		  uint16_t opcode, uint64_t file_size, uint64_t *failed)
 {
-	struct io_piece *p;
+	struct cl_piece *p;
+	uint32_t idx[NC_MAX_STRIPES];
 	int rc = 0, n = 0;
 
 	if (l->l_stripe_count > NC_MAX_STRIPES)
@@ -191,17 +184,62 @@ int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc
 	p = calloc(l->l_stripe_count ? l->l_stripe_count : 1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	for (uint32_t s = 0; s < l->l_stripe_count; s++, n++) {
+	if (failed)
+		*failed = 0;
+	for (uint32_t s = 0; s < l->l_stripe_count; s++) {
+		/* Erasure-coded callers skip stale shards: rebuild rewrites them. */
+		if (failed && (l->l_shards[s].ls_flags & NC_SHARD_STALE))
+			continue;
 		p[n].ip_ext.e_stripe = s;
-		p[n].ip_ext.e_obj_off = opcode == NC_OP_OBJ_TRUNC ? nc_layout_obj_size(l, s, file_size) : 0;
+		p[n].ip_ext.e_obj_off =
+			opcode == NC_OP_OBJ_TRUNC ? nc_layout_obj_size(l, s, file_size) : 0;
 		p[n].ip_ext.e_len = 0;
-		rc = piece_prepare(fs, fid, l, &p[n], opcode);
+		rc = cl_piece_prepare(fs, fid, l, &p[n], opcode);
+		if (rc && failed) {
+			*failed |= 1ull << s;
+			rc = 0;
+			continue;
+		}
 		if (rc)
 			break;
+		idx[n++] = s;
 	}
 	if (!rc)
-		rc = pieces_run(p, n);
-	pieces_fini(p, n);
+		rc = cl_pieces_run(p, n, !failed);
+	if (failed) {
+		rc = 0;
+		for (int i = 0; i < n; i++) {
+			int st = p[i].ip_call.c_status;
+
+			if (st == -EINVAL || st == -ENOMEM || st == -NC_E_PROTO)
+				rc = rc ? rc : st;
+			else if (st)
+				*failed |= 1ull << idx[i];
+		}
+	}
+	cl_pieces_fini(p, n);
 	free(p);
 	return rc;
+}
+
+int cl_objects_settle(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		      struct nc_layout *l, uint64_t failed)
+{
+	uint32_t bad = 0;
+	int rc;
+
+	for (uint32_t s = 0; s < l->l_stripe_count; s++)
+		bad += (failed >> s & 1) || (l->l_shards[s].ls_flags & NC_SHARD_STALE);
+	/* A shard holds chunks of every row, so more than m bad shards loses
+	 * some row. */
+	if (bad > l->l_m)
+		return -EIO;
+	for (uint32_t s = 0; s < l->l_stripe_count; s++) {
+		if (!(failed >> s & 1))
+			continue;
+		rc = cl_shard_set(fs, cred, fid, l, s, NC_SHARD_STALE, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }

@@ -163,6 +163,36 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 }
 
 /*
+ * Erasure-coded truncation: parity covers whole rows, so before the data
+ * past the new end is cut, the rest of the last row is written as zeros
+ * (which updates its parity); then the objects are cut.
+ */
+static int ec_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		       struct nc_layout *l, uint64_t cur, uint64_t size)
+{
+	uint64_t rowbytes = (uint64_t)l->l_stripe_size * l->l_k, upto, failed;
+	uint8_t *zeros;
+	int rc = 0;
+
+	if (size < cur && size % rowbytes) {
+		upto = (size / rowbytes + 1) * rowbytes;
+		if (upto > cur)
+			upto = cur;
+		zeros = calloc(1, upto - size);
+		if (!zeros)
+			return -ENOMEM;
+		rc = cl_ec_write(fs, cred, fid, l, zeros, upto - size, size);
+		free(zeros);
+		if (rc)
+			return rc;
+	}
+	rc = cl_io_objects(fs, fid, l, NC_OP_OBJ_TRUNC, size < cur ? size : cur, &failed);
+	if (!rc)
+		rc = cl_objects_settle(fs, cred, fid, l, failed);
+	return rc;
+}
+
+/*
  * Truncation order: the objects are cut to what the smaller of the old and
  * new sizes needs, then the MDS records the new size.  A crash in between
  * leaves the old size with less data behind it (reads see zeros), never
@@ -183,9 +213,13 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		return rc;
 	if (!S_ISREG(cur.a_mode))
 		return -EINVAL;
-	if (layout.l_stripe_count) {
+	if (layout.l_stripe_count && !layout.l_m) {
 		rc = cl_io_objects(fs, fid, &layout, NC_OP_OBJ_TRUNC,
-				   size < cur.a_size ? size : cur.a_size);
+				   size < cur.a_size ? size : cur.a_size, NULL);
+		if (rc)
+			return rc;
+	} else if (layout.l_stripe_count) {
+		rc = ec_truncate(fs, cred, fid, &layout, cur.a_size, size);
 		if (rc)
 			return rc;
 	}

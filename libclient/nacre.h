@@ -77,7 +77,8 @@ struct nacre_stat {
 struct nacre_layout {
 	uint32_t stripe_size;   /**< bytes per chunk; 0: default */
 	uint32_t stripe_count;  /**< objects; 0: default; -1 (UINT32_MAX): all OSTs */
-	uint32_t k;             /**< data chunks per row */
+	uint32_t k;             /**< data chunks per row; in a template 0 inherits, and
+				     k >= 1 fixes the coding (k = 1, m = 0: plain striping) */
 	uint32_t m;             /**< parity chunks per row (0: plain striping) */
 	uint32_t first_ost;     /**< first OST (0 is OST 0); NACRE_OST_ANY: the MDS picks */
 	uint32_t shard_count;   /**< entries in shards[] (files only) */
@@ -304,6 +305,37 @@ int nacre_removexattr(struct nacre_fs *fs, const char *path, const char *name);
 int nacre_getlayout(struct nacre_fs *fs, const char *path, struct nacre_layout *layout);
 int nacre_setlayout(struct nacre_fs *fs, const char *path,
 		    const struct nacre_layout *layout);
+
+/* ---- Erasure-coded files: repair ---- */
+
+/** What a rebuild or scrub did. */
+struct nacre_repair_stats {
+	uint64_t rows;          /**< rows examined */
+	uint64_t chunks_bad;    /**< chunks found stale, missing or corrupt */
+	uint64_t chunks_fixed;  /**< chunks regenerated and written */
+	uint64_t shards_cleared;/**< stale marks cleared */
+};
+
+/** Progress of a repair: @done of @total rows. */
+typedef void (*nacre_progress_fn)(uint64_t done, uint64_t total, void *arg);
+
+/**
+ * Regenerates, from the surviving shards, every stale shard of the file, and
+ * with @ost != NACRE_OST_ANY every shard the file keeps on OST @ost (an OST
+ * replaced by an empty one); then clears the stale marks.  Files without
+ * parity (m = 0) have nothing to rebuild from: 0 when none of their shards
+ * needs it, -EIO otherwise.
+ * @param cb may be NULL.  @param st may be NULL.
+ */
+int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t ost,
+		      nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st);
+/**
+ * Reads every chunk of every shard of the file, verifying the checksums
+ * stored with them, and repairs corrupt chunks from the other shards.
+ * st->chunks_bad counts the corrupt chunks found.
+ */
+int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
+		    nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st);
 
 #ifdef __cplusplus
 }

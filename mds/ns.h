@@ -107,7 +107,12 @@ int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
 int mds_ns_setlayout(struct mds_ns *ns, const struct nc_cred *cred,
 		     const struct nc_fid *fid, const struct nc_layout *req,
 		     const struct mds_ost_set *osts, struct nc_layout *out);
-/* The filesystem default layout template, and changing it (root only). */
+/* Sets and clears NC_SHARD_* flags of one shard of a regular file's layout
+ * (write permission needed); @out gets the new layout. */
+int mds_ns_shard_state(struct mds_ns *ns, const struct nc_cred *cred,
+		       const struct nc_fid *fid, uint32_t shard, uint32_t set,
+		       uint32_t clear, struct nc_layout *out);
+/* The filesystem default layout template. */
 int mds_ns_default_layout(struct mds_ns *ns, struct nc_layout *tmpl);
 /* Size only grows; NC_SIZE_MTIME also sets mtime and ctime to now. */
 int mds_ns_size_update(struct mds_ns *ns, const struct nc_fid *fid,
@@ -136,6 +141,10 @@ int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
  * must carry the same uuid (-EEXIST otherwise) and gets its address
  * updated.  o_state is not stored (the server tracks liveness). */
 int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost);
+/* As register, but a known index takes the new uuid (an OST replaced by an
+ * empty one): every erasure-coded shard on it is marked stale in the same
+ * transaction (*marked files), for `nacre rebuild --ost` to regenerate. */
+int mds_ns_ost_replace(struct mds_ns *ns, const struct nc_ost_info *ost, uint64_t *marked);
 int mds_ns_ost_list(struct mds_ns *ns, struct nc_ost_info *osts, uint32_t max,
 		    uint32_t *count);
 

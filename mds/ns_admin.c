@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 
@@ -77,7 +78,7 @@ static int ns_ost_decode(const void *k, size_t kl, const void *v, size_t vl,
 }
 
 static int ns_ost_register_txn(struct mds_txn *txn,
-			       const struct nc_ost_info *ost)
+			       const struct nc_ost_info *ost, bool replace)
 {
 	uint8_t key[4], buf[32 + NC_ADDR_MAX];
 	struct nc_ost_info o, cur, match;
@@ -100,7 +101,7 @@ static int ns_ost_register_txn(struct mds_txn *txn,
 		if (cur.o_index == ost->o_index) {
 			found = true;
 			match = cur;
-			if (memcmp(cur.o_uuid, ost->o_uuid, 16)) {
+			if (!replace && memcmp(cur.o_uuid, ost->o_uuid, 16)) {
 				rc = -EEXIST;
 				break;
 			}
@@ -113,7 +114,8 @@ static int ns_ost_register_txn(struct mds_txn *txn,
 	mds_db_cursor_close(c);
 	if (rc && rc != -ENOENT)
 		return rc;
-	if (found && !strcmp(match.o_addr, ost->o_addr))
+	if (found && !strcmp(match.o_addr, ost->o_addr) &&
+	    !memcmp(match.o_uuid, ost->o_uuid, 16))
 		return 0;
 
 	o = *ost;
@@ -128,7 +130,7 @@ static int ns_ost_register_txn(struct mds_txn *txn,
 			  false);
 }
 
-int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost)
+static int ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost, bool replace)
 {
 	struct mds_txn *txn;
 	size_t alen;
@@ -142,7 +144,108 @@ int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost)
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		return rc;
-	return ns_end(txn, ns_ost_register_txn(txn, ost));
+	return ns_end(txn, ns_ost_register_txn(txn, ost, replace));
+}
+
+int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost)
+{
+	return ns_ost_register(ns, ost, false);
+}
+
+/*
+ * Marks stale every shard on OST @idx: the OST was replaced by an empty
+ * one, so until `nacre rebuild --ost` rewrites them its objects would read
+ * as holes.  FIDs are collected first, then updated, in the same
+ * transaction as the registration.
+ */
+static int ns_stale_ost_txn(struct mds_txn *txn, uint32_t idx, uint64_t *marked)
+{
+	struct nc_fid *fids = NULL;
+	size_t n = 0, cap = 0;
+	struct mds_cursor *c;
+	const void *k, *v;
+	size_t kl, vl;
+	struct ns_inode *in;
+	int rc;
+
+	rc = mds_db_cursor_open(txn, MDS_T_INODES, &c);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_seek(c, NULL, 0, &k, &kl, &v, &vl);
+	while (rc == 0) {
+		if (kl == NS_FID_KEY) {
+			if (n == cap) {
+				struct nc_fid *nf = realloc(fids, (cap ? cap * 2 : 256) * sizeof(*nf));
+
+				if (!nf) {
+					rc = -ENOMEM;
+					break;
+				}
+				fids = nf;
+				cap = cap ? cap * 2 : 256;
+			}
+			fids[n].f_seq = ns_get_be64(k);
+			fids[n].f_oid = ns_get_be64((const uint8_t *)k + 8);
+			n++;
+		}
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc != -ENOENT)
+		goto out;
+	rc = 0;
+	in = malloc(sizeof(*in));
+	if (!in) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; !rc && i < n; i++) {
+		bool changed = false;
+
+		rc = ns_inode_get(txn, &fids[i], in);
+		if (rc)
+			break;
+		if (!ns_is_reg(in) || !in->in_layout.l_m)
+			continue;
+		for (uint32_t s = 0; s < in->in_layout.l_stripe_count; s++) {
+			struct nc_layout_shard *ls = &in->in_layout.l_shards[s];
+
+			if (ls->ls_ost == idx && !(ls->ls_flags & NC_SHARD_STALE)) {
+				ls->ls_flags |= NC_SHARD_STALE;
+				changed = true;
+			}
+		}
+		if (changed) {
+			in->in_layout.l_gen++;
+			rc = ns_inode_put(txn, in, false);
+			(*marked)++;
+		}
+	}
+	free(in);
+out:
+	free(fids);
+	return rc;
+}
+
+int mds_ns_ost_replace(struct mds_ns *ns, const struct nc_ost_info *ost, uint64_t *marked)
+{
+	struct mds_txn *txn;
+	size_t alen;
+	int rc;
+
+	*marked = 0;
+	if (ost->o_index >= NC_MAX_OSTS)
+		return -EINVAL;
+	alen = strnlen(ost->o_addr, sizeof(ost->o_addr));
+	if (alen == 0 || alen > NC_ADDR_MAX)
+		return -EINVAL;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		return rc;
+	rc = ns_ost_register_txn(txn, ost, true);
+	if (!rc)
+		rc = ns_stale_ost_txn(txn, ost->o_index, marked);
+	return ns_end(txn, rc);
 }
 
 int mds_ns_ost_list(struct mds_ns *ns, struct nc_ost_info *osts, uint32_t max,

@@ -15,6 +15,10 @@
 
 /* ---- templates and OST choice ---- */
 
+/* The automatic erasure coding of the filesystem default. */
+#define NS_AUTO_EC_K 4
+#define NS_AUTO_EC_M 2
+
 static bool ns_stripe_size_ok(uint32_t s)
 {
 	return s == 0 || (s % 4096 == 0 && s >= NC_MIN_STRIPE_SIZE &&
@@ -60,13 +64,30 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 	if (!size)
 		size = NC_DEFAULT_STRIPE_SIZE;
 	count = t->l_stripe_count;
-	if (!count) {
-		count_inherited = true;
+	count_inherited = count == 0;
+	/*
+	 * k >= 1 in a template fixes the coding (m = 0 there is plain
+	 * striping, "setstripe -E none"); k = 0 inherits.  When nothing fixes
+	 * it, a file with no stripe count of its own is erasure-coded 4+2 over
+	 * 6 OSTs as soon as 6 OSTs are up, and plainly striped otherwise.
+	 */
+	if (t->l_k) {
+		k = t->l_k;
+		m = t->l_m;
+	} else if (dflt->l_k) {
+		k = dflt->l_k;
+		m = dflt->l_m;
+	} else if (count_inherited && navail >= NS_AUTO_EC_K + NS_AUTO_EC_M) {
+		k = NS_AUTO_EC_K;
+		m = NS_AUTO_EC_M;
+		count = k + m;
+	} else {
+		k = 0;
+		m = 0;
+	}
+	if (!count)
 		count = dflt->l_stripe_count ? dflt->l_stripe_count :
 					       NC_DEFAULT_STRIPE_COUNT;
-	}
-	m = t->l_m ? t->l_m : dflt->l_m;
-	k = t->l_k ? t->l_k : dflt->l_k;
 	first = t->l_first_ost != NC_OST_ANY ? t->l_first_ost :
 					       dflt->l_first_ost;
 	if (!ns_stripe_size_ok(size) || m > NS_MAX_EC_M || k > NS_MAX_EC_K)
@@ -243,5 +264,56 @@ int mds_ns_default_layout(struct mds_ns *ns, struct nc_layout *tmpl)
 		return rc;
 	rc = ns_conf_get_layout(txn, tmpl);
 	mds_db_txn_abort(txn);
+	return rc;
+}
+
+/* ---- shard states (erasure-coded files) ---- */
+
+static int ns_shard_state_txn(struct mds_txn *txn, const struct nc_cred *cred,
+			      const struct nc_fid *fid, uint32_t shard, uint32_t set,
+			      uint32_t clear, struct ns_inode *in)
+{
+	struct nc_layout_shard *ls;
+	int rc;
+
+	rc = ns_inode_get(txn, fid, in);
+	if (rc)
+		return rc;
+	if (!ns_is_reg(in))
+		return -EINVAL;
+	/* Marking a shard stale is part of any write (a writer that could
+	 * not reach an OST); clearing marks is for whoever may write. */
+	rc = ns_permission(&in->in_attr, cred, NS_MAY_WRITE);
+	if (rc)
+		return rc;
+	if (shard >= in->in_layout.l_stripe_count || ((set | clear) & ~NC_SHARD_STALE))
+		return -EINVAL;
+	ls = &in->in_layout.l_shards[shard];
+	if (((ls->ls_flags | set) & ~clear) == ls->ls_flags)
+		return 0;
+	ls->ls_flags = (ls->ls_flags | set) & ~clear;
+	in->in_layout.l_gen++;
+	return ns_inode_put(txn, in, false);
+}
+
+int mds_ns_shard_state(struct mds_ns *ns, const struct nc_cred *cred,
+		       const struct nc_fid *fid, uint32_t shard, uint32_t set,
+		       uint32_t clear, struct nc_layout *out)
+{
+	struct mds_txn *txn;
+	struct ns_inode *in;
+	int rc;
+
+	in = malloc(sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		goto out_free;
+	rc = ns_end(txn, ns_shard_state_txn(txn, cred, fid, shard, set, clear, in));
+	if (rc == 0 && out)
+		*out = in->in_layout;
+out_free:
+	free(in);
 	return rc;
 }

@@ -374,6 +374,31 @@ static int op_xattr_del(struct mds_server *mds, struct nc_req *req, struct nc_xd
 	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
 }
 
+static int op_shard_state(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_shard_req m;
+	struct nc_layout_msg *rep;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_shard_req, &m);
+
+	if (rc)
+		return rc;
+	rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	rep->sl_fid = m.ss_fid;
+	rc = mds_ns_shard_state(mds_server_ns(mds), &m.ss_cred, &m.ss_fid, m.ss_shard, m.ss_set,
+				m.ss_clear, &rep->sl_layout);
+	if (!rc) {
+		if (m.ss_set & NC_SHARD_STALE)
+			nc_warn("mds", "req %" PRIu64 " from %s: shard %u of " NC_FID_FMT
+				" marked stale", req->rq_hdr.mh_reqid, req->rq_peer, m.ss_shard,
+				NC_FID_ARGS(&m.ss_fid));
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_layout_msg, rep);
+	}
+	free(rep);
+	return rc;
+}
+
 static mds_op_fn op_table(uint16_t opcode)
 {
 	switch (opcode) {
@@ -397,6 +422,7 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_XATTR_SET: return op_xattr_set;
 	case NC_OP_XATTR_LIST: return op_xattr_list;
 	case NC_OP_XATTR_DEL: return op_xattr_del;
+	case NC_OP_SHARD_STATE: return op_shard_state;
 	default: return NULL;
 	}
 }

@@ -87,7 +87,17 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 
 	if (ost->o_index >= NC_MAX_OSTS)
 		return -EINVAL;
-	rc = mds_ns_ost_register(mds->ms_ns, ost);
+	if (ost->o_state & NC_OSTREG_REPLACE) {
+		uint64_t marked;
+
+		rc = mds_ns_ost_replace(mds->ms_ns, ost, &marked);
+		if (!rc)
+			nc_warn("mds", "OST %u was replaced (new uuid): %" PRIu64 " files have "
+				"stale shards there; run nacre rebuild --ost %u", ost->o_index,
+				marked, ost->o_index);
+	} else {
+		rc = mds_ns_ost_register(mds->ms_ns, ost);
+	}
 	if (rc) {
 		nc_warn("mds", "OST %u registration refused: %s", ost->o_index, nc_strerror(rc));
 		return rc;

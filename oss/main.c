@@ -48,6 +48,8 @@ static void usage(FILE *f)
 		"  --advertise ADDR    address given to the MDS for clients (default: --listen)\n"
 		"  --ost INDEX:DIR     serve OST INDEX stored in DIR (repeatable)\n"
 		"  --format            format OST directories that hold no OST yet\n"
+		"  --replace           like --format, and an OST formatted now replaces a lost\n"
+		"                      one: the MDS takes its new uuid for the index\n"
 		"  --threads N         service threads (default 8)\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
 		{ "advertise", required_argument, NULL, 'a' },
 		{ "ost", required_argument, NULL, 'o' },
 		{ "format", no_argument, NULL, 'F' },
+		{ "replace", no_argument, NULL, 'R' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
@@ -106,6 +109,7 @@ int main(int argc, char **argv)
 		case 'l': conf->oc_listen = optarg; break;
 		case 'a': conf->oc_advertise = optarg; break;
 		case 'F': conf->oc_format = true; break;
+		case 'R': conf->oc_replace = true; break;
 		case 't': conf->oc_threads = atoi(optarg); break;
 		case 'p': d.dr_pidfile = optarg; break;
 		case 'o':

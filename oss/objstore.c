@@ -4,18 +4,23 @@
  *
  *   DIR/ost.conf            fsname, index and uuid, written once at format
  *   DIR/O/XX/SEQ:OID        objects, XX = (oid & 0xff) in lower-case hex
+ *   DIR/O/XX/SEQ:OID.crc    their block checksums (see objstore.h)
  *
  * An open OST keeps a descriptor of DIR/O and resolves every object relative
  * to it, so object calls never rebuild or re-resolve the OST path.  Nothing
- * in struct oss_ost changes after oss_ost_open(), which is what makes the
- * calls safe from any number of threads: each one opens, uses and closes
- * its own descriptor of the object.
+ * in struct oss_ost but its lock table changes after oss_ost_open(): each
+ * call opens, uses and closes its own descriptors of the object, under the
+ * object's stripe of the lock table, which keeps an object's data and its
+ * checksums in step for concurrent callers.
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +31,7 @@
 
 #include <uuid/uuid.h>
 
+#include "common/ec.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/types.h"
@@ -38,6 +44,12 @@
 #define OSS_CONF_MAX 4096
 /* "XX/" + "SEQ:OID" + NUL */
 #define OSS_OBJ_PATH_LEN (3 + NC_FID_STR_LEN)
+#define OSS_CSUM_SUFFIX ".crc"
+#define OSS_CSUM_PATH_LEN (OSS_OBJ_PATH_LEN + sizeof(OSS_CSUM_SUFFIX) - 1)
+/* Checksums of up to this many blocks (1 MiB of data) stay on the stack. */
+#define OSS_CSUM_STACK 256
+/* oss_obj_verify() reads this much per pread (a multiple of the block). */
+#define OSS_VERIFY_WINDOW (8u * 1024 * 1024)
 
 struct oss_ost {
 	int ost_objfd;                  /* DIR/O, O_DIRECTORY */
@@ -45,6 +57,7 @@ struct oss_ost {
 	uint8_t ost_uuid[16];
 	char ost_fsname[NC_FSNAME_MAX + 1];
 	char *ost_dir;
+	pthread_rwlock_t ost_objlocks[OSS_OBJ_LOCKS];
 };
 
 /* Filesystem names appear in configuration and logs: keep them plain. */
@@ -290,6 +303,23 @@ static int oss_conf_parse(char *text, struct oss_ost *ost, const char **why)
 }
 
 /*
+ * glibc's default rwlock lets a steady stream of readers starve a writer
+ * for ever; object readers arrive that way (many clients, readahead), so
+ * writers go first here.
+ */
+static void oss_objlocks_init(struct oss_ost *ost)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	for (int i = 0; i < OSS_OBJ_LOCKS; i++)
+		pthread_rwlock_init(&ost->ost_objlocks[i], &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
+/*
  * A NULL @fsname opens the OST whatever filesystem it belongs to (for tools
  * that inspect a target); the server always passes its own.
  */
@@ -340,6 +370,7 @@ int oss_ost_open(const char *dir, const char *fsname, struct oss_ost **out)
 		goto out_close_dir;
 	}
 	close(dirfd);
+	oss_objlocks_init(ost);
 	*out = ost;
 	return 0;
 
@@ -357,6 +388,8 @@ void oss_ost_close(struct oss_ost *ost)
 		return;
 	if (ost->ost_objfd >= 0)
 		close(ost->ost_objfd);
+	for (int i = 0; i < OSS_OBJ_LOCKS; i++)
+		pthread_rwlock_destroy(&ost->ost_objlocks[i]);
 	free(ost->ost_dir);
 	free(ost);
 }
@@ -378,28 +411,32 @@ const char *oss_ost_dir(const struct oss_ost *ost)
 
 /* ---- objects ---- */
 
-/* "XX/SEQ:OID" relative to DIR/O; @sub gets "XX". */
-static void oss_obj_path(const struct nc_fid *fid, char *path, char *sub)
+/*
+ * "XX/SEQ:OID" (the object) or "XX/SEQ:OID.crc" (its checksums) relative to
+ * DIR/O; @sub gets "XX".
+ */
+static void oss_obj_path(const struct nc_fid *fid, const char *suffix,
+			 char *path, char *sub)
 {
 	char fs[NC_FID_STR_LEN];
 
 	nc_fid_to_str(fid, fs);
 	snprintf(sub, 3, "%02x", (unsigned int)(fid->f_oid & 0xff));
-	snprintf(path, OSS_OBJ_PATH_LEN, "%s/%s", sub, fs);
+	snprintf(path, OSS_CSUM_PATH_LEN, "%s/%s%s", sub, fs, suffix);
 }
 
 /*
- * Opens an object.  With O_CREAT the XX directory is made on demand (a
- * concurrent creator may win the race: EEXIST is fine).  Returns the
+ * Opens an object file.  With O_CREAT the XX directory is made on demand
+ * (a concurrent creator may win the race: EEXIST is fine).  Returns the
  * descriptor or -errno; -ENOENT when it is missing and not to be created.
  */
-static int oss_obj_open(struct oss_ost *ost, const struct nc_fid *fid,
-			int flags)
+static int oss_file_open(struct oss_ost *ost, const struct nc_fid *fid,
+			 const char *suffix, int flags)
 {
-	char path[OSS_OBJ_PATH_LEN], sub[3];
+	char path[OSS_CSUM_PATH_LEN], sub[3];
 	int fd;
 
-	oss_obj_path(fid, path, sub);
+	oss_obj_path(fid, suffix, path, sub);
 	fd = openat(ost->ost_objfd, path, flags | O_CLOEXEC, 0644);
 	if (fd >= 0 || errno != ENOENT || !(flags & O_CREAT))
 		return fd >= 0 ? fd : -errno;
@@ -407,6 +444,28 @@ static int oss_obj_open(struct oss_ost *ost, const struct nc_fid *fid,
 		return -errno;
 	fd = openat(ost->ost_objfd, path, flags | O_CLOEXEC, 0644);
 	return fd >= 0 ? fd : -errno;
+}
+
+static int oss_obj_open(struct oss_ost *ost, const struct nc_fid *fid,
+			int flags)
+{
+	return oss_file_open(ost, fid, "", flags);
+}
+
+static int oss_csum_open(struct oss_ost *ost, const struct nc_fid *fid,
+			 int flags)
+{
+	return oss_file_open(ost, fid, OSS_CSUM_SUFFIX, flags);
+}
+
+static pthread_rwlock_t *oss_obj_lock(struct oss_ost *ost,
+				      const struct nc_fid *fid)
+{
+	/* FIDs of one file system share f_seq: mix both halves. */
+	uint64_t h = fid->f_seq * 0x9e3779b97f4a7c15ull ^
+		     fid->f_oid * 0xc2b2ae3d27d4eb4full;
+
+	return &ost->ost_objlocks[(h >> 32) % OSS_OBJ_LOCKS];
 }
 
 /* Offsets travel as u64 but files take off_t: refuse what does not fit. */
@@ -423,69 +482,212 @@ static int oss_close(int fd, int ret)
 	return ret;
 }
 
-ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
-		     uint64_t off, void *buf, size_t len)
-{
-	ssize_t n;
-	int fd;
+/* ---- checksum blocks ---- */
 
-	if (len > SSIZE_MAX)
-		len = SSIZE_MAX;
-	/* No object extends past INT64_MAX: reading there finds its end. */
-	if (off >= (uint64_t)INT64_MAX)
-		return 0;
-	if (len > (uint64_t)INT64_MAX - off)
-		len = (size_t)((uint64_t)INT64_MAX - off);
-	fd = oss_obj_open(ost, fid, O_RDONLY);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	n = oss_pread_all(fd, buf, len, (off_t)off);
-	close(fd);
-	return n;
+static uint64_t oss_nblocks(uint64_t size)
+{
+	return size / OSS_CSUM_BLOCK + (size % OSS_CSUM_BLOCK != 0);
 }
 
-int oss_obj_write(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
-		  const void *buf, size_t len)
+/* Bytes of block @b in an object of @size bytes (@b below oss_nblocks). */
+static size_t oss_block_len(uint64_t b, uint64_t size)
 {
-	int fd, ret;
+	uint64_t start = b * OSS_CSUM_BLOCK;
 
-	if (!oss_range_is_valid(off, len))
-		return -EFBIG;
-	fd = oss_obj_open(ost, fid, O_WRONLY | O_CREAT);
-	if (fd < 0)
-		return fd;
-	ret = oss_pwrite_all(fd, buf, len, (off_t)off);
-	return oss_close(fd, ret);
+	return (size_t)(size - start < OSS_CSUM_BLOCK ? size - start :
+							OSS_CSUM_BLOCK);
 }
 
-int oss_obj_truncate(struct oss_ost *ost, const struct nc_fid *fid,
-		     uint64_t size)
+/* Whether all of block @b lies inside [off, end). */
+static bool oss_block_is_within(uint64_t b, uint64_t size, uint64_t off,
+				uint64_t end)
 {
-	int fd, ret = 0;
+	uint64_t start = b * OSS_CSUM_BLOCK;
 
-	if (size > (uint64_t)INT64_MAX)
-		return -EFBIG;
-	fd = oss_obj_open(ost, fid, size > 0 ? O_WRONLY | O_CREAT : O_WRONLY);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (ftruncate(fd, (off_t)size) < 0)
-		ret = -errno;
-	return oss_close(fd, ret);
+	return start >= off && start + oss_block_len(b, size) <= end;
+}
+
+static bool oss_is_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+/* Entry 0 also stands for a hole (see objstore.h). */
+static bool oss_block_is_good(const uint8_t *data, size_t len, uint32_t crc)
+{
+	if (nc_crc32c(0, data, len) == crc)
+		return true;
+	return crc == 0 && oss_is_zero(data, len);
 }
 
 /*
- * For filesystems without hole punching: write zeros over the part of the
- * range that lies inside the object, which reads back the same.
+ * Room for the checksums of @n blocks: @stack when they fit, else the heap.
+ * NULL when out of memory.
  */
-static int oss_zero_range(int fd, uint64_t off, uint64_t len)
+static uint32_t *oss_crcs_get(uint32_t *stack, uint64_t n)
+{
+	if (n <= OSS_CSUM_STACK)
+		return stack;
+	if (n > SIZE_MAX / sizeof(uint32_t))
+		return NULL;
+	return malloc((size_t)n * sizeof(uint32_t));
+}
+
+static void oss_crcs_put(uint32_t *stack, uint32_t *crc)
+{
+	if (crc != stack)
+		free(crc);
+}
+
+/*
+ * Reads the checksums of blocks [first, first + n).  Entries past the
+ * sidecar's end, and all of them without a sidecar (@cfd < 0), read as 0.
+ */
+static int oss_csum_load(int cfd, uint64_t first, size_t n, uint32_t *crc)
+{
+	ssize_t got = 0;
+
+	if (cfd >= 0) {
+		got = oss_pread_all(cfd, crc, n * sizeof(*crc),
+				    (off_t)(first * sizeof(*crc)));
+		if (got < 0)
+			return (int)got;
+	}
+	memset((char *)crc + got, 0, n * sizeof(*crc) - (size_t)got);
+	for (size_t i = 0; i < n; i++)
+		crc[i] = le32toh(crc[i]);
+	return 0;
+}
+
+/* Stores the checksums of blocks [first, first + n); @crc is clobbered. */
+static int oss_csum_store(int cfd, uint64_t first, size_t n, uint32_t *crc)
+{
+	for (size_t i = 0; i < n; i++)
+		crc[i] = htole32(crc[i]);
+	return oss_pwrite_all(cfd, crc, n * sizeof(*crc),
+			      (off_t)(first * sizeof(*crc)));
+}
+
+/* Reads block @b of an object of @size bytes; its length or -errno. */
+static ssize_t oss_block_read(int fd, uint64_t b, uint64_t size, uint8_t *blk)
+{
+	size_t len = oss_block_len(b, size);
+	ssize_t n = oss_pread_all(fd, blk, len, (off_t)(b * OSS_CSUM_BLOCK));
+
+	/* The size came from fstat under the object's lock: a short read
+	 * means someone else is changing the file. */
+	if (n >= 0 && (size_t)n != len)
+		return -EIO;
+	return n;
+}
+
+/* Recomputes block @b's checksum from the data now in the object. */
+static int oss_csum_recompute(int fd, int cfd, uint64_t b, uint64_t size)
+{
+	uint8_t blk[OSS_CSUM_BLOCK];
+	uint32_t crc;
+	ssize_t n;
+
+	if (b >= oss_nblocks(size))
+		return 0;
+	n = oss_block_read(fd, b, size, blk);
+	if (n < 0)
+		return (int)n;
+	crc = nc_crc32c(0, blk, (size_t)n);
+	return oss_csum_store(cfd, b, 1, &crc);
+}
+
+/*
+ * A block that a call changes only in part (the partial first or last block
+ * of a write or punch, the last block of a truncate).  Its old bytes are
+ * read and checked before the change, and the change is then applied to
+ * the copy, so the new checksum never vouches for bytes that were already
+ * corrupt: such a block gets a checksum that does not match (e_bad) and
+ * stays detectably bad until it is rewritten whole.
+ */
+struct oss_edge {
+	uint64_t e_block;
+	bool e_bad;
+	uint8_t e_data[OSS_CSUM_BLOCK];
+};
+
+/* Loads block @b of an object of @old bytes, zero-filled past its end. */
+static int oss_edge_load(int fd, int cfd, uint64_t b, uint64_t old,
+			 struct oss_edge *e)
+{
+	uint32_t crc;
+	ssize_t n;
+	int ret;
+
+	e->e_block = b;
+	e->e_bad = false;
+	memset(e->e_data, 0, sizeof(e->e_data));
+	if (b >= oss_nblocks(old))
+		return 0;
+	n = oss_block_read(fd, b, old, e->e_data);
+	if (n < 0)
+		return (int)n;
+	ret = oss_csum_load(cfd, b, 1, &crc);
+	if (ret)
+		return ret;
+	e->e_bad = !oss_block_is_good(e->e_data, (size_t)n, crc);
+	if (e->e_bad)
+		nc_warn("oss", "a partly rewritten block at offset %" PRIu64
+			" was already corrupt: it stays marked bad",
+			b * OSS_CSUM_BLOCK);
+	return 0;
+}
+
+/* Copies the part of [off, off + len) of @buf (NULL: zeros) that falls in
+ * the edge's block into its copy. */
+static void oss_edge_apply(struct oss_edge *e, uint64_t off, uint64_t len,
+			   const uint8_t *buf)
+{
+	uint64_t start = e->e_block * OSS_CSUM_BLOCK, end = off + len;
+	uint64_t from = off > start ? off : start;
+	uint64_t to = end < start + OSS_CSUM_BLOCK ? end : start + OSS_CSUM_BLOCK;
+
+	if (from >= to)
+		return;
+	if (buf)
+		memcpy(e->e_data + (from - start), buf + (from - off), to - from);
+	else
+		memset(e->e_data + (from - start), 0, to - from);
+}
+
+/* The checksum to store for the edge in an object of @size bytes. */
+static uint32_t oss_edge_crc(const struct oss_edge *e, uint64_t size)
+{
+	uint32_t crc = nc_crc32c(0, e->e_data, oss_block_len(e->e_block, size));
+
+	if (!e->e_bad)
+		return crc;
+	/* Not the right sum, and never 0, which a hole could pass as. */
+	return (crc ^ 1) ? crc ^ 1 : crc ^ 2;
+}
+
+static int oss_edge_store(int cfd, const struct oss_edge *e, uint64_t size)
+{
+	uint32_t crc = oss_edge_crc(e, size);
+
+	return oss_csum_store(cfd, e->e_block, 1, &crc);
+}
+
+/*
+ * Deallocates [off, off + len) of @fd keeping its size; on filesystems
+ * without hole punching writes zeros over the part inside the file, which
+ * reads back the same.
+ */
+static int oss_punch_range(int fd, uint64_t off, uint64_t len)
 {
 	static const char zeros[65536];
 	struct stat st;
 
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)off, (off_t)len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return -errno;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (off >= (uint64_t)st.st_size)
@@ -504,10 +706,366 @@ static int oss_zero_range(int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * After a failed write some unknown part of it may be on disk: recompute
+ * the checksums of every block it could have changed from the file itself,
+ * so the bytes that did land still read back.
+ */
+static void oss_csum_rebuild(int fd, int cfd, uint64_t old, uint64_t off,
+			     size_t len)
+{
+	uint64_t first = off / OSS_CSUM_BLOCK, oldnb = oss_nblocks(old);
+	struct stat st;
+
+	if (len == 0 || fstat(fd, &st) < 0)
+		return;
+	if (first > oldnb && (uint64_t)st.st_size > old)
+		(void)!ftruncate(cfd, (off_t)(oldnb * sizeof(uint32_t)));
+	if (old % OSS_CSUM_BLOCK && old / OSS_CSUM_BLOCK < first)
+		oss_csum_recompute(fd, cfd, old / OSS_CSUM_BLOCK,
+				   (uint64_t)st.st_size);
+	for (uint64_t b = first; b <= (off + len - 1) / OSS_CSUM_BLOCK; b++)
+		if (oss_csum_recompute(fd, cfd, b, (uint64_t)st.st_size))
+			break;
+}
+
+/*
+ * Writes [off, off + len) of @buf over an object of @old bytes and brings
+ * the checksums up to date.  Blocks the write covers entirely are summed
+ * from @buf; a partial first or last block, and a partial old last block
+ * that the write leaves behind a hole (it now runs on in zeros), are edges.
+ */
+static int oss_write_locked(int fd, int cfd, uint64_t old, uint64_t off,
+			    const uint8_t *buf, size_t len)
+{
+	uint64_t end = off + len, size = end > old ? end : old;
+	uint64_t first = off / OSS_CSUM_BLOCK, last, oldnb = oss_nblocks(old);
+	uint32_t stack[OSS_CSUM_STACK], *crc;
+	struct oss_edge head, tail, gap;
+	bool has_head, has_tail, has_gap;
+	int ret;
+
+	if (len == 0)
+		return 0;
+	last = (end - 1) / OSS_CSUM_BLOCK;
+	has_gap = old % OSS_CSUM_BLOCK && old / OSS_CSUM_BLOCK < first;
+	has_head = !oss_block_is_within(first, size, off, end);
+	has_tail = last != first && !oss_block_is_within(last, size, off, end);
+	if ((has_gap && (ret = oss_edge_load(fd, cfd, oss_nblocks(old) - 1,
+					     old, &gap))) ||
+	    (has_head && (ret = oss_edge_load(fd, cfd, first, old, &head))) ||
+	    (has_tail && (ret = oss_edge_load(fd, cfd, last, old, &tail))))
+		return ret;
+	ret = oss_pwrite_all(fd, buf, len, (off_t)off);
+	if (ret) {
+		oss_csum_rebuild(fd, cfd, old, off, len);
+		return ret;
+	}
+	/*
+	 * The blocks between the old end and this write are a hole: their
+	 * entries must read as 0, whatever a truncate that died half way
+	 * may have left there.
+	 */
+	if (first > oldnb && ftruncate(cfd, (off_t)(oldnb * sizeof(*crc))) < 0)
+		return -errno;
+	if (has_gap && (ret = oss_edge_store(cfd, &gap, size)))
+		return ret;
+	crc = oss_crcs_get(stack, last - first + 1);
+	if (!crc)
+		return -ENOMEM;
+	for (uint64_t b = first + has_head; b <= last - has_tail; b++)
+		crc[b - first] = nc_crc32c(0, buf + (b * OSS_CSUM_BLOCK - off),
+					   oss_block_len(b, size));
+	if (has_head) {
+		oss_edge_apply(&head, off, len, buf);
+		crc[0] = oss_edge_crc(&head, size);
+	}
+	if (has_tail) {
+		oss_edge_apply(&tail, off, len, buf);
+		crc[last - first] = oss_edge_crc(&tail, size);
+	}
+	ret = oss_csum_store(cfd, first, (size_t)(last - first + 1), crc);
+	oss_crcs_put(stack, crc);
+	return ret;
+}
+
+/* Sets the size of an object of @old bytes to @new. */
+static int oss_truncate_locked(int fd, int cfd, uint64_t old, uint64_t new)
+{
+	uint64_t lo = old < new ? old : new;
+	bool has_edge = old != new && lo % OSS_CSUM_BLOCK;
+	struct oss_edge edge;
+	int ret;
+
+	/* The block holding the shorter end changes length: up, it runs on
+	 * in zeros; down, it loses its tail. */
+	if (has_edge && cfd >= 0) {
+		ret = oss_edge_load(fd, cfd, lo / OSS_CSUM_BLOCK, old, &edge);
+		if (ret)
+			return ret;
+	}
+	if (ftruncate(fd, (off_t)new) < 0)
+		return -errno;
+	if (cfd < 0)
+		return 0;
+	/* Shortening to the common part also clears what a crash may have
+	 * left past the old end: the grown part is a hole (entries 0). */
+	if (ftruncate(cfd, (off_t)(oss_nblocks(lo) * sizeof(uint32_t))) < 0)
+		return -errno;
+	if (!has_edge)
+		return 0;
+	oss_edge_apply(&edge, lo, OSS_CSUM_BLOCK, NULL);
+	return oss_edge_store(cfd, &edge, new);
+}
+
+/* Punches [off, end) of an object of @size bytes (@end <= @size). */
+static int oss_punch_locked(int fd, int cfd, uint64_t size, uint64_t off,
+			    uint64_t end)
+{
+	uint64_t first = off / OSS_CSUM_BLOCK, last = (end - 1) / OSS_CSUM_BLOCK;
+	uint64_t lo = first, hi = last + 1;     /* blocks now all zeros */
+	struct oss_edge head, tail;
+	bool has_head, has_tail;
+	int ret;
+
+	has_head = !oss_block_is_within(first, size, off, end);
+	has_tail = last != first && !oss_block_is_within(last, size, off, end);
+	if ((has_head && (ret = oss_edge_load(fd, cfd, first, size, &head))) ||
+	    (has_tail && (ret = oss_edge_load(fd, cfd, last, size, &tail))))
+		return ret;
+	ret = oss_punch_range(fd, off, end - off);
+	if (ret)
+		return ret;
+	if (has_head) {
+		oss_edge_apply(&head, off, end - off, NULL);
+		ret = oss_edge_store(cfd, &head, size);
+		if (ret)
+			return ret;
+		lo++;
+	}
+	if (has_tail) {
+		oss_edge_apply(&tail, off, end - off, NULL);
+		ret = oss_edge_store(cfd, &tail, size);
+		if (ret)
+			return ret;
+		hi--;
+	}
+	if (lo >= hi)
+		return 0;
+	/* Whole blocks of zeros are holes: entry 0, kept sparse. */
+	return oss_punch_range(cfd, lo * sizeof(uint32_t),
+			       (hi - lo) * sizeof(uint32_t));
+}
+
+/*
+ * Reads @n bytes at @off (all inside an object of @size bytes) into @buf,
+ * checking every block the range touches.  Blocks wholly inside the range
+ * are read straight into @buf with one pread; a partial first or last
+ * block goes through a block buffer so that all of it can be checked.
+ * -NC_E_CHECKSUM with *@bad_off set at the first bad block.
+ */
+static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
+			    uint8_t *buf, size_t n, uint64_t *bad_off)
+{
+	uint64_t end = off + n, first = off / OSS_CSUM_BLOCK;
+	uint64_t last = (end - 1) / OSS_CSUM_BLOCK, lo = first, hi = last + 1;
+	uint32_t stack[OSS_CSUM_STACK], *crc;
+	uint8_t blk[OSS_CSUM_BLOCK];
+	int ret;
+
+	crc = oss_crcs_get(stack, last - first + 1);
+	if (!crc)
+		return -ENOMEM;
+	ret = oss_csum_load(cfd, first, (size_t)(last - first + 1), crc);
+	if (ret)
+		goto out_put_crcs;
+	for (int edge = 0; edge < 2; edge++) {
+		uint64_t b = edge ? last : first, start = b * OSS_CSUM_BLOCK;
+		uint64_t from, to;
+		ssize_t got;
+
+		if (lo >= hi || oss_block_is_within(b, size, off, end))
+			continue;
+		got = oss_block_read(fd, b, size, blk);
+		if (got < 0) {
+			ret = (int)got;
+			goto out_put_crcs;
+		}
+		if (!oss_block_is_good(blk, (size_t)got, crc[b - first])) {
+			*bad_off = start;
+			ret = -NC_E_CHECKSUM;
+			goto out_put_crcs;
+		}
+		from = off > start ? off : start;
+		to = end < start + (uint64_t)got ? end : start + (uint64_t)got;
+		memcpy(buf + (from - off), blk + (from - start), to - from);
+		if (edge || b == last)
+			hi--;
+		else
+			lo++;
+	}
+	if (lo < hi) {
+		uint64_t start = lo * OSS_CSUM_BLOCK;
+		uint64_t stop = hi * OSS_CSUM_BLOCK < size ? hi * OSS_CSUM_BLOCK : size;
+		ssize_t got = oss_pread_all(fd, buf + (start - off),
+					    (size_t)(stop - start), (off_t)start);
+
+		if (got < 0 || (uint64_t)got != stop - start) {
+			ret = got < 0 ? (int)got : -EIO;
+			goto out_put_crcs;
+		}
+		for (uint64_t b = lo; b < hi; b++) {
+			uint64_t s = b * OSS_CSUM_BLOCK;
+
+			if (!oss_block_is_good(buf + (s - off),
+					       oss_block_len(b, size),
+					       crc[b - first])) {
+				*bad_off = s;
+				ret = -NC_E_CHECKSUM;
+				goto out_put_crcs;
+			}
+		}
+	}
+out_put_crcs:
+	oss_crcs_put(stack, crc);
+	return ret;
+}
+
+/* ---- object calls ---- */
+
+ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
+		     uint64_t off, void *buf, size_t len)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	uint64_t bad_off = 0;
+	struct stat st;
+	ssize_t ret;
+	int fd, cfd;
+
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	/* No object extends past INT64_MAX: reading there finds its end. */
+	if (off >= (uint64_t)INT64_MAX)
+		return 0;
+	if (len > (uint64_t)INT64_MAX - off)
+		len = (size_t)((uint64_t)INT64_MAX - off);
+	pthread_rwlock_rdlock(lock);
+	fd = oss_obj_open(ost, fid, O_RDONLY);
+	if (fd < 0) {
+		ret = fd == -ENOENT ? 0 : fd;
+		goto out_unlock;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close_obj;
+	}
+	if (off >= (uint64_t)st.st_size || len == 0) {
+		ret = 0;
+		goto out_close_obj;
+	}
+	if (len > (uint64_t)st.st_size - off)
+		len = (size_t)((uint64_t)st.st_size - off);
+	cfd = oss_csum_open(ost, fid, O_RDONLY);
+	if (cfd < 0 && cfd != -ENOENT) {
+		ret = cfd;
+		goto out_close_obj;
+	}
+	ret = oss_read_checked(fd, cfd, (uint64_t)st.st_size, off, buf, len,
+			       &bad_off);
+	if (ret == -NC_E_CHECKSUM)
+		nc_error("oss", "OST %u object " NC_FID_FMT ": checksum "
+			 "mismatch in the block at offset %" PRIu64,
+			 (unsigned int)ost->ost_index, NC_FID_ARGS(fid),
+			 bad_off);
+	if (ret == 0)
+		ret = (ssize_t)len;
+	if (cfd >= 0)
+		close(cfd);
+out_close_obj:
+	close(fd);
+out_unlock:
+	pthread_rwlock_unlock(lock);
+	return ret;
+}
+
+int oss_obj_write(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
+		  const void *buf, size_t len)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	struct stat st;
+	int fd, cfd, ret;
+
+	if (!oss_range_is_valid(off, len))
+		return -EFBIG;
+	pthread_rwlock_wrlock(lock);
+	/* Read access too: partial blocks are read back to be summed. */
+	fd = oss_obj_open(ost, fid, O_RDWR | O_CREAT);
+	if (fd < 0) {
+		ret = fd;
+		goto out_unlock;
+	}
+	cfd = oss_csum_open(ost, fid, O_RDWR | O_CREAT);
+	if (cfd < 0) {
+		ret = cfd;
+		goto out_close_obj;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close_csum;
+	}
+	ret = oss_write_locked(fd, cfd, (uint64_t)st.st_size, off, buf, len);
+out_close_csum:
+	ret = oss_close(cfd, ret);
+out_close_obj:
+	ret = oss_close(fd, ret);
+out_unlock:
+	pthread_rwlock_unlock(lock);
+	return ret;
+}
+
+int oss_obj_truncate(struct oss_ost *ost, const struct nc_fid *fid,
+		     uint64_t size)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	int create = size > 0 ? O_CREAT : 0;
+	struct stat st;
+	int fd, cfd, ret = 0;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	pthread_rwlock_wrlock(lock);
+	fd = oss_obj_open(ost, fid, O_RDWR | create);
+	if (fd < 0) {
+		ret = fd == -ENOENT ? 0 : fd;
+		goto out_unlock;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close_obj;
+	}
+	/* Truncating to 0 without a sidecar leaves nothing to sum. */
+	cfd = oss_csum_open(ost, fid, O_RDWR | create);
+	if (cfd < 0 && cfd != -ENOENT) {
+		ret = cfd;
+		goto out_close_obj;
+	}
+	ret = oss_truncate_locked(fd, cfd, (uint64_t)st.st_size, size);
+	if (cfd >= 0)
+		ret = oss_close(cfd, ret);
+out_close_obj:
+	ret = oss_close(fd, ret);
+out_unlock:
+	pthread_rwlock_unlock(lock);
+	return ret;
+}
+
 int oss_obj_punch(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
 		  uint64_t len)
 {
-	int fd, ret = 0;
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	uint64_t end;
+	struct stat st;
+	int fd, cfd, ret = 0;
 
 	if (off > (uint64_t)INT64_MAX)
 		return 0;       /* nothing can live there */
@@ -515,51 +1073,188 @@ int oss_obj_punch(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
 		len = (uint64_t)INT64_MAX - off;
 	if (len == 0)
 		return 0;
-	fd = oss_obj_open(ost, fid, O_WRONLY);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)off, (off_t)len) < 0) {
-		ret = -errno;
-		if (ret == -EOPNOTSUPP)
-			ret = oss_zero_range(fd, off, len);
+	pthread_rwlock_wrlock(lock);
+	fd = oss_obj_open(ost, fid, O_RDWR);
+	if (fd < 0) {
+		ret = fd == -ENOENT ? 0 : fd;
+		goto out_unlock;
 	}
-	return oss_close(fd, ret);
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close_obj;
+	}
+	/* Only the part inside the object holds anything to punch. */
+	end = off + len < (uint64_t)st.st_size ? off + len : (uint64_t)st.st_size;
+	if (off >= end)
+		goto out_close_obj;
+	cfd = oss_csum_open(ost, fid, O_RDWR | O_CREAT);
+	if (cfd < 0) {
+		ret = cfd;
+		goto out_close_obj;
+	}
+	ret = oss_punch_locked(fd, cfd, (uint64_t)st.st_size, off, end);
+	ret = oss_close(cfd, ret);
+out_close_obj:
+	ret = oss_close(fd, ret);
+out_unlock:
+	pthread_rwlock_unlock(lock);
+	return ret;
 }
 
-int oss_obj_destroy(struct oss_ost *ost, const struct nc_fid *fid)
+/* One window of oss_obj_verify(): blocks [b, ...) up to @stop bytes. */
+static int oss_verify_window(int fd, int cfd, uint64_t size, uint64_t *b,
+			     uint64_t stop, uint8_t *buf, uint64_t *bad,
+			     uint32_t max, uint32_t *nbad, bool *more)
 {
-	char path[OSS_OBJ_PATH_LEN], sub[3];
+	uint32_t crc[OSS_VERIFY_WINDOW / OSS_CSUM_BLOCK];
+	uint64_t start = *b * OSS_CSUM_BLOCK, last, nblk, bytes;
+	ssize_t got;
+	int ret;
 
-	oss_obj_path(fid, path, sub);
-	if (unlinkat(ost->ost_objfd, path, 0) < 0 && errno != ENOENT)
-		return -errno;
+	last = (stop - 1) / OSS_CSUM_BLOCK;
+	nblk = last - *b + 1;
+	if (nblk > OSS_VERIFY_WINDOW / OSS_CSUM_BLOCK)
+		nblk = OSS_VERIFY_WINDOW / OSS_CSUM_BLOCK;
+	bytes = (*b + nblk) * OSS_CSUM_BLOCK;
+	bytes = (bytes < size ? bytes : size) - start;
+	ret = oss_csum_load(cfd, *b, (size_t)nblk, crc);
+	if (ret)
+		return ret;
+	got = oss_pread_all(fd, buf, (size_t)bytes, (off_t)start);
+	if (got < 0)
+		return (int)got;
+	if ((uint64_t)got != bytes)
+		return -EIO;
+	for (uint64_t i = 0; i < nblk; i++) {
+		if (oss_block_is_good(buf + i * OSS_CSUM_BLOCK,
+				      oss_block_len(*b + i, size), crc[i]))
+			continue;
+		if (*nbad == max) {
+			*more = true;
+			return 0;
+		}
+		bad[(*nbad)++] = (*b + i) * OSS_CSUM_BLOCK;
+	}
+	*b += nblk;
 	return 0;
 }
 
 /*
- * Syncs the data and the directory entries above it (XX, and O for a new
- * XX), so an object created since the last sync survives a crash along
- * with its bytes.
+ * The range is read in windows of OSS_VERIFY_WINDOW bytes, one pread each,
+ * under the shared object lock, which is dropped between windows: a scrub
+ * of a large object must neither hold its writers off for the whole scan
+ * nor need a buffer the size of the object.
+ */
+int oss_obj_verify(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
+		   uint64_t len, uint64_t *bad, uint32_t max, uint32_t *nbad,
+		   bool *more)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	uint64_t end, b = off / OSS_CSUM_BLOCK;
+	uint8_t *buf = NULL;
+	int fd, cfd, ret = 0;
+
+	*nbad = 0;
+	*more = false;
+	if (off >= (uint64_t)INT64_MAX)
+		return 0;
+	end = len == 0 || len > (uint64_t)INT64_MAX - off ? (uint64_t)INT64_MAX :
+							    off + len;
+	fd = oss_obj_open(ost, fid, O_RDONLY);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	cfd = oss_csum_open(ost, fid, O_RDONLY);
+	if (cfd < 0 && cfd != -ENOENT) {
+		ret = cfd;
+		goto out_close_obj;
+	}
+	while (!*more) {
+		struct stat st;
+		uint64_t stop;
+
+		pthread_rwlock_rdlock(lock);
+		if (fstat(fd, &st) < 0) {
+			ret = -errno;
+			pthread_rwlock_unlock(lock);
+			break;
+		}
+		stop = end < (uint64_t)st.st_size ? end : (uint64_t)st.st_size;
+		if (b * OSS_CSUM_BLOCK >= stop) {
+			pthread_rwlock_unlock(lock);
+			break;
+		}
+		if (!buf)
+			buf = malloc(OSS_VERIFY_WINDOW);
+		ret = buf ? oss_verify_window(fd, cfd, (uint64_t)st.st_size,
+					      &b, stop, buf, bad, max, nbad,
+					      more) :
+			    -ENOMEM;
+		pthread_rwlock_unlock(lock);
+		if (ret)
+			break;
+	}
+	free(buf);
+	if (cfd >= 0)
+		close(cfd);
+out_close_obj:
+	close(fd);
+	return ret;
+}
+
+int oss_obj_destroy(struct oss_ost *ost, const struct nc_fid *fid)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	char path[OSS_CSUM_PATH_LEN], sub[3];
+	int ret = 0;
+
+	pthread_rwlock_wrlock(lock);
+	/* The object first: a leftover sidecar alone is harmless, as a later
+	 * object of that name resets the entries it needs. */
+	oss_obj_path(fid, "", path, sub);
+	if (unlinkat(ost->ost_objfd, path, 0) < 0 && errno != ENOENT)
+		ret = -errno;
+	oss_obj_path(fid, OSS_CSUM_SUFFIX, path, sub);
+	if (ret == 0 && unlinkat(ost->ost_objfd, path, 0) < 0 &&
+	    errno != ENOENT)
+		ret = -errno;
+	pthread_rwlock_unlock(lock);
+	return ret;
+}
+
+static int oss_fsync_fd(int fd)
+{
+	int ret = fsync(fd) < 0 ? -errno : 0;
+
+	close(fd);
+	return ret;
+}
+
+/*
+ * Syncs the data, its checksums and the directory entries above them (XX,
+ * and O for a new XX), so an object created since the last sync survives a
+ * crash along with its bytes.
  */
 int oss_obj_sync(struct oss_ost *ost, const struct nc_fid *fid)
 {
-	char path[OSS_OBJ_PATH_LEN], sub[3];
-	int fd, ret = 0;
+	char path[OSS_CSUM_PATH_LEN], sub[3];
+	int fd, ret;
 
 	fd = oss_obj_open(ost, fid, O_RDONLY);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fd;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
+	ret = oss_fsync_fd(fd);
 	if (ret)
 		return ret;
-	oss_obj_path(fid, path, sub);
+	fd = oss_csum_open(ost, fid, O_RDONLY);
+	if (fd >= 0)
+		ret = oss_fsync_fd(fd);
+	else if (fd != -ENOENT)
+		ret = fd;
+	if (ret)
+		return ret;
+	oss_obj_path(fid, "", path, sub);
 	ret = oss_fsync_path(ost->ost_objfd, sub);
 	if (ret == 0 && fsync(ost->ost_objfd) < 0)
 		ret = -errno;
@@ -569,10 +1264,10 @@ int oss_obj_sync(struct oss_ost *ost, const struct nc_fid *fid)
 int oss_obj_stat(struct oss_ost *ost, const struct nc_fid *fid,
 		 uint64_t *size, uint64_t *blocks)
 {
-	char path[OSS_OBJ_PATH_LEN], sub[3];
+	char path[OSS_CSUM_PATH_LEN], sub[3];
 	struct stat st;
 
-	oss_obj_path(fid, path, sub);
+	oss_obj_path(fid, "", path, sub);
 	if (fstatat(ost->ost_objfd, path, &st, 0) < 0)
 		return -errno;
 	if (size)

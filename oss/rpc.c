@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,67 @@ static int reply_rc(struct nc_req *req, int rc)
 	return rc ? nc_req_reply_err(req, rc) : reply_obj(req, 0, 0, NULL, 0);
 }
 
+/* OBJ_LOCK: rows [or_off, or_off + or_len) of file or_fid, owned by the
+ * requesting connection; never waits (-EAGAIN: the client retries). */
+static void obj_lock(struct nc_req *req, struct oss_server *oss, const struct nc_obj_req *o)
+{
+	int rc = oss_lock_try(oss_server_locks(oss), &o->or_fid, o->or_off, o->or_len,
+			      nc_srv_conn_id(req->rq_conn), NC_LOCK_LEASE_MS);
+
+	if (rc == -ENOSPC)
+		nc_warn("oss", "req %" PRIu64 " from %s: row lock table full",
+			req->rq_hdr.mh_reqid, req->rq_peer);
+	else if (rc && rc != -EAGAIN)
+		nc_warn("oss", "req %" PRIu64 " from %s: lock of fid " NC_FID_FMT ": %s",
+			req->rq_hdr.mh_reqid, req->rq_peer, NC_FID_ARGS(&o->or_fid),
+			nc_strerror(rc));
+	reply_rc(req, rc);
+}
+
+static void obj_unlock(struct nc_req *req, struct oss_server *oss, const struct nc_obj_req *o)
+{
+	int rc = oss_lock_release(oss_server_locks(oss), &o->or_fid, o->or_off, o->or_len,
+				  nc_srv_conn_id(req->rq_conn));
+
+	/* -ENOENT after a lease expired is worth knowing: the writer ran
+	 * longer than NC_LOCK_LEASE_MS. */
+	if (rc == -ENOENT)
+		nc_warn("oss", "req %" PRIu64 " from %s: unlock of rows %" PRIu64 "+%" PRIu64
+			" of fid " NC_FID_FMT " not held (lease expired?)",
+			req->rq_hdr.mh_reqid, req->rq_peer, o->or_off, o->or_len,
+			NC_FID_ARGS(&o->or_fid));
+	reply_rc(req, rc);
+}
+
+static void obj_verify(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+{
+	struct nc_verify_rep rep = { .vr_block = OSS_CSUM_BLOCK };
+	uint8_t buf[16 + 8 * NC_VERIFY_MAX];
+	struct nc_xdr x;
+	bool more = false;
+	int rc;
+
+	rc = oss_obj_verify(ost, &o->or_fid, o->or_off, o->or_len, rep.vr_bad, NC_VERIFY_MAX,
+			    &rep.vr_count, &more);
+	if (rc) {
+		nc_req_reply_err(req, rc);
+		return;
+	}
+	rep.vr_more = more;
+	if (rep.vr_count)
+		nc_warn("oss", "req %" PRIu64 " from %s: OST %u object " NC_FID_FMT
+			": %u%s bad block(s), the first at offset %" PRIu64,
+			req->rq_hdr.mh_reqid, req->rq_peer, o->or_ost, NC_FID_ARGS(&o->or_fid),
+			rep.vr_count, more ? "+" : "", rep.vr_bad[0]);
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_verify_rep(&x, &rep);
+	if (x.x_err) {
+		nc_req_reply_err(req, x.x_err);
+		return;
+	}
+	nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, NULL, 0);
+}
+
 void oss_handle(struct nc_req *req, void *arg)
 {
 	struct oss_server *oss = arg;
@@ -103,7 +165,8 @@ void oss_handle(struct nc_req *req, void *arg)
 	struct nc_xdr x;
 	int rc;
 
-	if (op < NC_OP_OBJ_READ || op > NC_OP_OST_STATFS) {
+	/* Every OSS opcode carries an nc_obj_req (they are contiguous). */
+	if (op < NC_OP_OBJ_READ || op > NC_OP_OBJ_VERIFY) {
 		nc_req_reply_err(req, -EOPNOTSUPP);
 		return;
 	}
@@ -152,6 +215,15 @@ void oss_handle(struct nc_req *req, void *arg)
 		break;
 	case NC_OP_OST_STATFS:
 		ost_statfs(req, ost);
+		break;
+	case NC_OP_OBJ_LOCK:
+		obj_lock(req, oss, &o);
+		break;
+	case NC_OP_OBJ_UNLOCK:
+		obj_unlock(req, oss, &o);
+		break;
+	case NC_OP_OBJ_VERIFY:
+		obj_verify(req, ost, &o);
 		break;
 	default:
 		nc_req_reply_err(req, -EOPNOTSUPP);

@@ -24,7 +24,11 @@ struct oss_server {
 	char os_fsname[NC_FSNAME_MAX + 1];
 	char os_advertise[NC_ADDR_MAX + 1];
 	struct oss_ost *os_osts[OSS_MAX_OSTS];
+	/* Formatted by this start with oc_replace, and not yet registered
+	 * (only the registration thread touches these after setup). */
+	bool os_replace[OSS_MAX_OSTS];
 	int os_nosts;
+	struct oss_locks *os_locks;
 	struct nc_server *os_srv;
 	struct nc_cconn *os_mds;
 	pthread_t os_reg;
@@ -42,6 +46,23 @@ struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index)
 	return NULL;
 }
 
+struct oss_locks *oss_server_locks(struct oss_server *oss)
+{
+	return oss->os_locks;
+}
+
+/* A connection closed: its row locks go with it, so a client that dies
+ * mid-write does not hold its rows until the lease runs out. */
+static void oss_conn_closed(struct nc_srv_conn *conn, void *arg)
+{
+	struct oss_server *oss = arg;
+	uint32_t n = oss_lock_release_owner(oss->os_locks, nc_srv_conn_id(conn));
+
+	if (n)
+		nc_info("oss", "%s closed holding %u row lock(s): released",
+			nc_srv_conn_peer(conn), (unsigned int)n);
+}
+
 static int open_osts(struct oss_server *oss)
 {
 	const struct oss_conf *c = &oss->os_conf;
@@ -49,13 +70,16 @@ static int open_osts(struct oss_server *oss)
 
 	for (int i = 0; i < c->oc_nosts; i++) {
 		struct oss_ost *ost;
+		bool formatted = false;
 
 		rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
-		if ((rc == -NC_E_NOTFMT || rc == -ENOENT) && c->oc_format) {
+		if ((rc == -NC_E_NOTFMT || rc == -ENOENT) && (c->oc_format || c->oc_replace)) {
 			rc = oss_ost_format(c->oc_osts[i].dir, c->oc_fsname, c->oc_osts[i].index);
 			if (rc == 0) {
-				nc_info("oss", "formatted OST %u in %s", c->oc_osts[i].index,
-					c->oc_osts[i].dir);
+				nc_info("oss", "formatted OST %u in %s%s", c->oc_osts[i].index,
+					c->oc_osts[i].dir,
+					c->oc_replace ? " to replace the lost one" : "");
+				formatted = true;
 				rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
 			}
 		}
@@ -75,6 +99,7 @@ static int open_osts(struct oss_server *oss)
 			oss_ost_close(ost);
 			return -NC_E_CONFIG;
 		}
+		oss->os_replace[oss->os_nosts] = formatted && c->oc_replace;
 		oss->os_osts[oss->os_nosts++] = ost;
 	}
 	return 0;
@@ -101,12 +126,16 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 	rc = open_osts(oss);
 	if (rc)
 		goto out_free;
+	rc = oss_locks_new(0, &oss->os_locks);
+	if (rc)
+		goto out_free;
 
 	sc.sc_name = "oss";
 	sc.sc_fsname = oss->os_fsname;
 	sc.sc_role = NC_ROLE_OSS;
 	sc.sc_threads = conf->oc_threads > 0 ? conf->oc_threads : 8;
 	sc.sc_handler = oss_handle;
+	sc.sc_closed = oss_conn_closed;
 	sc.sc_arg = oss;
 	oss_ost_uuid(oss->os_osts[0], sc.sc_uuid);
 	rc = nc_server_new(&sc, &oss->os_srv);
@@ -151,7 +180,7 @@ static int register_osts(struct oss_server *oss)
 		int rc;
 
 		rr.rr_ost.o_index = oss_ost_index(oss->os_osts[i]);
-		rr.rr_ost.o_state = NC_OST_UP;
+		rr.rr_ost.o_state = NC_OST_UP | (oss->os_replace[i] ? NC_OSTREG_REPLACE : 0);
 		oss_ost_uuid(oss->os_osts[i], rr.rr_ost.o_uuid);
 		snprintf(rr.rr_ost.o_addr, sizeof(rr.rr_ost.o_addr), "%s", oss->os_advertise);
 		rc = nc_cconn_rpc(oss->os_mds, NC_OP_OST_REGISTER,
@@ -162,8 +191,12 @@ static int register_osts(struct oss_server *oss)
 			return rc;
 		}
 		nc_call_fini(&call);
-		nc_info("oss", "OST %u registered with the MDS at %s as %s",
-			rr.rr_ost.o_index, oss->os_conf.oc_mds, oss->os_advertise);
+		nc_info("oss", "OST %u registered with the MDS at %s as %s%s",
+			rr.rr_ost.o_index, oss->os_conf.oc_mds, oss->os_advertise,
+			oss->os_replace[i] ? " (replacing the lost OST)" : "");
+		/* The MDS took the new uuid durably: later registrations
+		 * (after an MDS restart) are ordinary ones. */
+		oss->os_replace[i] = false;
 	}
 	return 0;
 }
@@ -188,8 +221,12 @@ static void *reg_main(void *arg)
 			if (rc && rc != last_err)
 				nc_warn("oss", "cannot register with the MDS at %s: %s (retrying)",
 					oss->os_conf.oc_mds, nc_strerror(rc));
-			if (rc == -NC_E_FSNAME || rc == -EEXIST)
+			if (rc == -NC_E_FSNAME)
 				nc_error("oss", "the MDS refused our OSTs: %s", nc_strerror(rc));
+			if (rc == -EEXIST)
+				nc_error("oss", "the MDS refused our OSTs: %s (an index held by "
+					 "another uuid; start an empty OST that replaces a "
+					 "lost one with --replace)", nc_strerror(rc));
 			last_err = rc;
 		} else {
 			struct nc_call call;
@@ -250,6 +287,8 @@ void oss_server_free(struct oss_server *oss)
 	oss_server_stop(oss);
 	nc_server_free(oss->os_srv);
 	nc_cconn_free(oss->os_mds);
+	/* After the server: no connection can close into it any more. */
+	oss_locks_free(oss->os_locks);
 	for (int i = 0; i < oss->os_nosts; i++)
 		oss_ost_close(oss->os_osts[i]);
 	pthread_mutex_destroy(&oss->os_lock);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The object storage server: serves the OSTs given in its configuration
- * over the RPC server, and keeps them registered with the MDS (again after
- * the MDS restarts).  nacre-oss's main() is a thin layer over this.
+ * over the RPC server, keeps them registered with the MDS (again after the
+ * MDS restarts), and holds the row locks of the files whose lock OST it
+ * serves (dropped when the connection that took them closes).  nacre-oss's
+ * main() is a thin layer over this.
  */
 #ifndef OSS_SERVER_H
 #define OSS_SERVER_H
@@ -12,6 +14,7 @@
 
 #include "common/rpc.h"
 #include "oss/objstore.h"
+#include "oss/rowlock.h"
 
 #define OSS_MAX_OSTS 32
 
@@ -21,6 +24,10 @@ struct oss_conf {
 	const char *oc_listen;          /* "tcp://host:port" */
 	const char *oc_advertise;       /* address given to the MDS; NULL: oc_listen */
 	bool oc_format;                 /* format OST dirs that hold no OST yet */
+	/* An OST formatted by this start replaces a lost one: it registers
+	 * with NC_OSTREG_REPLACE so the MDS takes its new uuid for the index.
+	 * Implies oc_format. */
+	bool oc_replace;
 	int oc_threads;                 /* service threads; 0: 8 */
 	int oc_nosts;
 	struct {
@@ -42,6 +49,8 @@ void oss_server_free(struct oss_server *oss);
 
 /* For the handlers (oss/rpc.c): the OST with @index, or NULL. */
 struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index);
+/* For the handlers: the row locks this server holds (OBJ_LOCK). */
+struct oss_locks *oss_server_locks(struct oss_server *oss);
 /* The request handler given to the RPC server (oss/rpc.c). */
 void oss_handle(struct nc_req *req, void *arg);
 

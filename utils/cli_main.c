@@ -39,12 +39,14 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_name = "setstripe",
 		.cc_fn = cmd_setstripe,
 		.cc_summary = "set a directory's default layout or create a file with a layout",
-		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [--json] PATH",
+		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [--json] PATH",
 		.cc_help =
 			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
 			"                           of 4K from 4K to 64M\n"
 			"  -c, --stripe-count COUNT objects per file, -1 for all OSTs\n"
 			"  -i, --stripe-index OST   first OST, -1 to let the MDS choose\n"
+			"  -E, --erasure-code K+M   K data and M parity chunks per row (K 1 to 16,\n"
+			"                           M 0 to 4); none: plain striping\n"
 			"  --json                   print the resulting layout\n"
 			"PATH may be a directory, an empty file, or a new file to create.\n",
 	},
@@ -56,6 +58,28 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_help =
 			"  --json                a JSON array of OSTs\n"
 			"Without PATH every mounted nacre filesystem is shown.\n",
+	},
+	{
+		.cc_name = "rebuild",
+		.cc_fn = cmd_rebuild,
+		.cc_summary = "regenerate stale or lost shards of erasure-coded files",
+		.cc_usage = "[--ost INDEX] [--json] [PATH...]",
+		.cc_help =
+			"  --ost INDEX           also rebuild every shard kept on OST INDEX\n"
+			"                        (an OST replaced by an empty one)\n"
+			"  --json                one JSON object with the totals\n"
+			"Every regular file under each PATH is repaired.  Without PATH: the\n"
+			"root of every mounted nacre filesystem (with --mds, its root).\n",
+	},
+	{
+		.cc_name = "scrub",
+		.cc_fn = cmd_scrub,
+		.cc_summary = "verify the checksums of file data and repair corrupt chunks",
+		.cc_usage = "[--json] [PATH...]",
+		.cc_help =
+			"  --json                one JSON object with the corrupt files and totals\n"
+			"Every regular file under each PATH is read in full.  Without PATH: the\n"
+			"root of every mounted nacre filesystem (with --mds, its root).\n",
 	},
 };
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nacre getstripe PATH... and nacre setstripe [-S SIZE] [-c COUNT] [-i OST]
- * PATH: show and set layouts, as `lfs getstripe` / `lfs setstripe` do.
+ * [-E K+M|none] PATH: show and set layouts, as `lfs getstripe` /
+ * `lfs setstripe` do, plus the erasure code of the rows (-E).
  *
  * A file's layout lists its objects (one per OST, all named by the file's
  * FID); a directory's is a template for new files where 0 means "the
@@ -22,13 +23,17 @@
 #include "cli.h"
 
 #define STRIPE_ALL UINT32_MAX
+/* The widest codes the MDS accepts (and isa-l encodes quickly). */
+#define STRIPE_MAX_K 16
+#define STRIPE_MAX_M 4
 
 /* What `nacre setstripe` was asked to change. */
 struct stripe_req {
-	bool sr_has_size, sr_has_count, sr_has_index;
+	bool sr_has_size, sr_has_count, sr_has_index, sr_has_ec;
 	uint32_t sr_size;
 	uint32_t sr_count;              /* STRIPE_ALL: every OST */
 	uint32_t sr_index;              /* NACRE_OST_ANY: the MDS chooses */
+	uint32_t sr_k, sr_m;            /* 0+0 for "none" */
 };
 
 /* ---- showing a layout ---- */
@@ -260,6 +265,49 @@ static int setstripe_parse_index(struct cli_ctx *ctx, const char *arg,
 	return CLI_OPT_CONTINUE;
 }
 
+/* Digits only, at most @max: strtoul would take signs and blanks. */
+static bool setstripe_parse_small(const char *s, const char *end,
+				  uint32_t max, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	if (s == end || end - s > 3)
+		return false;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (uint32_t)(*s - '0');
+	}
+	if (v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* -E K+M, or -E none for plain striping. */
+static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
+			      struct stripe_req *req)
+{
+	const char *plus = strchr(arg, '+');
+	uint32_t k, m;
+
+	if (!strcmp(arg, "none")) {
+		req->sr_k = 0;
+		req->sr_m = 0;
+		req->sr_has_ec = true;
+		return CLI_OPT_CONTINUE;
+	}
+	if (!plus || !setstripe_parse_small(arg, plus, STRIPE_MAX_K, &k) ||
+	    !setstripe_parse_small(plus + 1, plus + 1 + strlen(plus + 1),
+				   STRIPE_MAX_M, &m) || k < 1)
+		return cli_usage_err(ctx, "invalid erasure code '%s' (K+M with K 1 to %d and M 0 to %d, or none)",
+				     arg, STRIPE_MAX_K, STRIPE_MAX_M);
+	req->sr_k = k;
+	req->sr_m = m;
+	req->sr_has_ec = true;
+	return CLI_OPT_CONTINUE;
+}
+
 /* Parses argv into @req; returns CLI_OPT_CONTINUE or the exit status. */
 static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 			   struct stripe_req *req)
@@ -269,12 +317,13 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 		{ "stripe-size", required_argument, NULL, 'S' },
 		{ "stripe-count", required_argument, NULL, 'c' },
 		{ "stripe-index", required_argument, NULL, 'i' },
+		{ "erasure-code", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
 
 	memset(req, 0, sizeof(*req));
-	while ((c = getopt_long(argc, argv, ":S:c:i:h", longopts,
+	while ((c = getopt_long(argc, argv, ":S:c:i:E:h", longopts,
 				NULL)) != -1) {
 		if (c == 'S')
 			rc = setstripe_parse_size(ctx, optarg, req);
@@ -282,14 +331,23 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 			rc = setstripe_parse_count(ctx, optarg, req);
 		else if (c == 'i')
 			rc = setstripe_parse_index(ctx, optarg, req);
+		else if (c == 'E')
+			rc = setstripe_parse_ec(ctx, optarg, req);
 		else
 			rc = cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c,
 					    argv);
 		if (rc != CLI_OPT_CONTINUE)
 			return rc;
 	}
-	if (!req->sr_has_size && !req->sr_has_count && !req->sr_has_index)
-		return cli_usage_err(ctx, "one of -S, -c or -i is required");
+	if (!req->sr_has_size && !req->sr_has_count && !req->sr_has_index &&
+	    !req->sr_has_ec)
+		return cli_usage_err(ctx, "one of -S, -c, -i or -E is required");
+	/* A count given with the code must hold a whole row. */
+	if (req->sr_has_ec && req->sr_has_count && req->sr_m &&
+	    req->sr_count != STRIPE_ALL && req->sr_count < req->sr_k + req->sr_m)
+		return cli_usage_err(ctx, "stripe count %" PRIu32 " is below the %" PRIu32
+				     "+%" PRIu32 " erasure code width",
+				     req->sr_count, req->sr_k, req->sr_m);
 	if (optind >= argc)
 		return cli_usage_err(ctx, "missing PATH");
 	if (argc - optind > 1)
@@ -392,6 +450,14 @@ static int setstripe_build(struct cli_ctx *ctx, const char *path, bool dir,
 		l->stripe_size = req->sr_size;
 	if (req->sr_has_count)
 		l->stripe_count = req->sr_count;
+	/* A new code with no count lets the MDS pick one (at least k + m
+	 * OSTs): the old count was sized for the old code. */
+	if (req->sr_has_ec) {
+		l->k = req->sr_k;
+		l->m = req->sr_m;
+		if (!req->sr_has_count)
+			l->stripe_count = 0;
+	}
 	/* A file's objects are placed afresh: the MDS picks the first OST
 	 * unless told. */
 	if (req->sr_has_index)

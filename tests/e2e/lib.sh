@@ -34,6 +34,13 @@
 #   mkdata FILE SIZE SEED    FILE gets SIZE pseudo-random bytes, the same for
 #                            the same SEED on every run
 #   jget EXPR                evaluate the Python EXPR on the JSON on stdin
+#   drop_caches              drop the kernel's page cache (false when this
+#                            machine does not let us)
+#   cmp_uncached REF FILE    compare FILE, read past the page cache (within
+#                            60 s), with REF
+#   oss_stop I...            stop the OSS processes I... together
+#   oss_start [--replace] I...  start them again together and wait until
+#                            their OSTs are up (--replace: see nacre-cluster)
 #
 # Assertions exit the subshell of the test that calls them, so a failed
 # assertion fails its test even where set -e is not in force (inside `if`,
@@ -489,4 +496,57 @@ elif isinstance(v, (dict, list)):
 else:
     print(v)
 ' "$1"
+}
+
+# drop_caches: empties the kernel's page cache, so that the next read of a
+# file goes through the mount to the OSTs.  False when /proc/sys/vm is
+# read-only here (some containers).
+drop_caches() {
+	{ echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null
+}
+
+# cmp_uncached REF FILE: FILE's bytes as the OSTs give them now, compared
+# with REF.  Without drop_caches the read uses O_DIRECT.  A read that hangs
+# (a client waiting for a server that is down) fails after 60 s.
+cmp_uncached() {
+	if drop_caches; then
+		timeout 60 cmp -- "$1" "$2"
+	else
+		timeout 60 dd if="$2" iflag=direct bs=1M status=none | cmp -- "$1" -
+	fi
+}
+
+# oss_stop I...: stops the OSS processes I... (in parallel).
+oss_stop() {
+	local i rc=0
+	local -a pids=()
+
+	for i in "$@"; do
+		"$CLUSTER" stop oss "$i" --dir "$CDIR" >/dev/null &
+		pids+=("$!")
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || rc=1
+	done
+	return $rc
+}
+
+# oss_start [--replace] I...: starts the OSS processes I... (in parallel)
+# and waits until the MDS lists their OSTs as up.
+oss_start() {
+	local i rc=0
+	local -a pids=() extra=()
+
+	if [ "${1:-}" = --replace ]; then
+		extra=(--replace)
+		shift
+	fi
+	for i in "$@"; do
+		"$CLUSTER" start oss "$i" --dir "$CDIR" "${extra[@]}" >/dev/null &
+		pids+=("$!")
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || rc=1
+	done
+	return $rc
 }

@@ -240,4 +240,43 @@ test_10()
 }
 run_test 10 "--version and --help" test_10
 
+test_11()
+{
+	local json rc bad
+	if [ "$NOST" -lt 3 ]; then
+		echo "SKIP (needs 3 OSTs, have $NOST)"
+		return 0
+	fi
+	mkdir "$MNT/ec21"
+	"$NACRE" setstripe -E 2+1 "$MNT/ec21"
+	json=$("$NACRE" getstripe --json "$MNT/ec21")
+	echo "$json"
+	assert_eq "$(jget '(d["k"], d["m"])' <<< "$json")" "(2, 1)" "directory k and m"
+	dd if=/dev/urandom of="$WORK/ec21" bs=1k count=3000 status=none
+	cp "$WORK/ec21" "$MNT/ec21/file"
+	json=$("$NACRE" getstripe --json "$MNT/ec21/file")
+	echo "$json"
+	assert_eq "$(jget 'd["k"]' <<< "$json")" "2" "inherited k"
+	assert_eq "$(jget 'd["m"]' <<< "$json")" "1" "inherited m"
+	assert_eq "$(jget 'd["pattern"]' <<< "$json")" "ec 2+1" "pattern"
+	assert_eq "$(jget 'd["stripe_count"] >= 3' <<< "$json")" "true" "stripe_count holds a row"
+	assert_eq "$(jget 'len(set(s["ost"] for s in d["shards"])) == d["stripe_count"]' <<< "$json")" \
+		"true" "distinct OSTs"
+	cmp "$WORK/ec21" "$MNT/ec21/file"
+	"$NACRE" getstripe "$MNT/ec21/file" | grep -E '^lmm_pattern:[[:space:]]+ec 2\+1$' > /dev/null
+	for bad in 0+1 17+1 2+5 2+ +1 2-1 abc 2+1x -1+1; do
+		rc=$(run_rc "$WORK/11.out" "$WORK/11.err" "$NACRE" setstripe -E "$bad" "$MNT/ec21")
+		cat "$WORK/11.err"
+		assert_eq "$rc" "2" "exit status of setstripe -E $bad"
+		assert_eq "$(wc -l < "$WORK/11.err")" "1" "lines of the error for -E $bad"
+	done
+	rc=$(run_rc "$WORK/11.out" "$WORK/11.err" "$NACRE" setstripe -E 2+1 -c 2 "$MNT/ec21")
+	cat "$WORK/11.err"
+	assert_eq "$rc" "2" "exit status of setstripe -E 2+1 -c 2"
+	# The refused changes left the directory as it was.
+	json=$("$NACRE" getstripe --json "$MNT/ec21")
+	assert_eq "$(jget '(d["k"], d["m"])' <<< "$json")" "(2, 1)" "directory k and m afterwards"
+}
+run_test 11 "setstripe -E sets the erasure code new files inherit; bad codes exit 2" test_11
+
 finish

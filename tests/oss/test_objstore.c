@@ -19,6 +19,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "common/ec.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/types.h"
@@ -490,7 +491,426 @@ static void test_write_error(void)
 			-EFBIG);
 	CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, old_handler);
+	/* The part that did land has checksums that match it. */
+	{
+		uint64_t size = 0;
+		uint32_t nbad = 1;
+		bool more = true;
+		char *buf = malloc(1 << 20);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+		CU_ASSERT_EQUAL(oss_obj_stat(ost, &fid, &size, NULL), 0);
+		CU_ASSERT_EQUAL(size, 1 << 20);
+		CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 1 << 20),
+				1 << 20);
+		CU_ASSERT(memcmp(buf + (1 << 20) - 100, data, 100) == 0);
+		CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, NULL, 0, &nbad,
+					       &more), 0);
+		CU_ASSERT_EQUAL(nbad, 0);
+		CU_ASSERT_FALSE(more);
+		free(buf);
+	}
 	oss_ost_close(ost);
+}
+
+/* ---- checksums ---- */
+
+#define BLK OSS_CSUM_BLOCK
+
+/* Flips one bit of the object's byte at @off, behind the store's back. */
+static void flip_byte(const char *dir, const struct nc_fid *fid, uint64_t off,
+		      const char *suffix)
+{
+	char path[700], fs[NC_FID_STR_LEN];
+	unsigned char c;
+	int fd;
+
+	nc_fid_to_str(fid, fs);
+	snprintf(path, sizeof(path), "%s/O/%02x/%s%s", dir,
+		 (unsigned int)(fid->f_oid & 0xff), fs, suffix);
+	fd = open(path, O_RDWR);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(pread(fd, &c, 1, (off_t)off), 1);
+	c ^= 0x10;
+	CU_ASSERT_EQUAL_FATAL(pwrite(fd, &c, 1, (off_t)off), 1);
+	close(fd);
+}
+
+/* Verifies the whole object; returns the number of bad blocks. */
+static uint32_t count_bad(struct oss_ost *ost, const struct nc_fid *fid)
+{
+	uint64_t bad[16];
+	uint32_t nbad = 99;
+	bool more = true;
+
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, fid, 0, 0, bad, 16, &nbad, &more),
+			0);
+	CU_ASSERT_FALSE(more);
+	return nbad;
+}
+
+/* The sidecar holds one little-endian CRC32C per block, the last over the
+ * bytes present only. */
+static void test_csum_format(void)
+{
+	enum { LEN = 3 * BLK + 1234 };
+	struct nc_fid fid = { 0x200000401ull, 0x60ull };
+	char dir[512], path[700], fs[NC_FID_STR_LEN];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char data[LEN], raw[4 * 4];
+	struct stat st;
+	int fd;
+
+	fill_random(data, sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, 1000), 0);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 1000, data + 1000,
+				      LEN - 1000), 0);
+	nc_fid_to_str(&fid, fs);
+	snprintf(path, sizeof(path), "%s/O/60/%s.crc", dir, fs);
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 16);
+	fd = open(path, O_RDONLY);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(pread(fd, raw, sizeof(raw), 0), 16);
+	close(fd);
+	for (int i = 0; i < 4; i++) {
+		size_t n = i < 3 ? BLK : 1234;
+		uint32_t want = nc_crc32c(0, data + (size_t)i * BLK, n);
+		uint32_t got = (uint32_t)raw[i * 4] |
+			       (uint32_t)raw[i * 4 + 1] << 8 |
+			       (uint32_t)raw[i * 4 + 2] << 16 |
+			       (uint32_t)raw[i * 4 + 3] << 24;
+
+		CU_ASSERT_EQUAL(got, want);
+	}
+	/* The standard CRC32C check value. */
+	CU_ASSERT_EQUAL(nc_crc32c(0, "123456789", 9), 0xe3069283u);
+	/* Destroy removes both files. */
+	CU_ASSERT_EQUAL(oss_obj_destroy(ost, &fid), 0);
+	CU_ASSERT_EQUAL(stat(path, &st), -1);
+	CU_ASSERT_EQUAL(errno, ENOENT);
+	oss_ost_close(ost);
+}
+
+static void test_csum_corruption(void)
+{
+	enum { LEN = 6 * BLK + 1000 };
+	struct nc_fid fid = { 0x200000401ull, 0x61ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char data[LEN], buf[LEN];
+	uint64_t bad[8];
+	uint32_t nbad;
+	bool more;
+
+	fill_random(data, sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, LEN), 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+
+	/* One byte of block 2 goes bad on disk. */
+	flip_byte(dir, &fid, 2 * BLK + 17, "");
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, LEN), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 2 * BLK + 100, buf, 1),
+			-NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, BLK + 5, buf, BLK),
+			-NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 2 * BLK, buf, BLK),
+			-NC_E_CHECKSUM);
+	/* Blocks around it still read. */
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 2 * BLK), 2 * BLK);
+	CU_ASSERT(memcmp(buf, data, 2 * BLK) == 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 100, buf, 2 * BLK - 100),
+			2 * BLK - 100);
+	CU_ASSERT(memcmp(buf, data + 100, 2 * BLK - 100) == 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 3 * BLK, buf, LEN),
+			LEN - 3 * BLK);
+	CU_ASSERT(memcmp(buf, data + 3 * BLK, LEN - 3 * BLK) == 0);
+
+	/* Verify lists exactly that block, whole object or a range. */
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 8, &nbad, &more),
+			0);
+	CU_ASSERT_EQUAL(nbad, 1);
+	CU_ASSERT_EQUAL(bad[0], 2 * BLK);
+	CU_ASSERT_FALSE(more);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 2 * BLK + 4095, 1, bad, 8,
+				       &nbad, &more), 0);
+	CU_ASSERT_EQUAL(nbad, 1);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 2 * BLK, bad, 8, &nbad,
+				       &more), 0);
+	CU_ASSERT_EQUAL(nbad, 0);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 3 * BLK, 0, bad, 8, &nbad,
+				       &more), 0);
+	CU_ASSERT_EQUAL(nbad, 0);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, LEN, 0, bad, 8, &nbad,
+				       &more), 0);
+	CU_ASSERT_EQUAL(nbad, 0);
+	/* No room for the list: only "more". */
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 0, &nbad, &more),
+			0);
+	CU_ASSERT_EQUAL(nbad, 0);
+	CU_ASSERT_TRUE(more);
+
+	/* Rewriting the block whole heals it. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 2 * BLK, data + 2 * BLK, BLK),
+			0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, LEN), LEN);
+	CU_ASSERT(memcmp(buf, data, LEN) == 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+
+	/* A bad checksum entry is caught the same way; so is a bad byte in
+	 * the partial last block. */
+	flip_byte(dir, &fid, 4 * 4 + 1, ".crc");
+	flip_byte(dir, &fid, LEN - 1, "");
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 8, &nbad, &more),
+			0);
+	CU_ASSERT_EQUAL(nbad, 2);
+	CU_ASSERT_EQUAL(bad[0], 4 * BLK);
+	CU_ASSERT_EQUAL(bad[1], 6 * BLK);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, LEN - 10, buf, 10),
+			-NC_E_CHECKSUM);
+	oss_ost_close(ost);
+}
+
+/* A partial rewrite of a bad block must not make its old bytes pass. */
+static void test_csum_partial_rewrite(void)
+{
+	enum { LEN = 4 * BLK };
+	struct nc_fid fid = { 0x200000401ull, 0x62ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char data[LEN], buf[LEN];
+
+	fill_random(data, sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, LEN), 0);
+	flip_byte(dir, &fid, BLK + 3000, "");
+	/* Write the head of the block: the write succeeds, the block stays
+	 * bad. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, BLK, data, 100), 0);
+	memcpy(data + BLK, data, 100);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, BLK, buf, 10), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 1);
+	/* Same through truncate and punch of part of it. */
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, BLK + 10, 20), 0);
+	memset(data + BLK + 10, 0, 20);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 1);
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, BLK + 3500), 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 1);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, BLK), BLK);
+	CU_ASSERT(memcmp(buf, data, BLK) == 0);
+	/* Overwritten whole, it is good again. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, BLK, data + BLK, 3500), 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, LEN), BLK + 3500);
+	CU_ASSERT(memcmp(buf, data, BLK + 3500) == 0);
+	oss_ost_close(ost);
+}
+
+/* Holes (sparse writes, truncate up, punch) read as zeros and verify
+ * clean; a hole that goes non-zero on disk does not. */
+static void test_csum_holes(void)
+{
+	enum { LEN = 64 * BLK };
+	struct nc_fid fid = { 0x200000401ull, 0x63ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *shadow = calloc(1, 2 * LEN), *buf = malloc(2 * LEN);
+	uint64_t size = 0;
+
+	CU_ASSERT_FATAL(shadow && buf);
+	/* A partial block, then a write far past it leaving a hole. */
+	fill_random(shadow, 5000);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, shadow, 5000), 0);
+	fill_random(shadow + 20 * BLK + 7, 3000);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 20 * BLK + 7,
+				      shadow + 20 * BLK + 7, 3000), 0);
+	size = 20 * BLK + 3007;
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 2 * LEN),
+			(ssize_t)size);
+	CU_ASSERT(memcmp(buf, shadow, size) == 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 3 * BLK + 1, buf, BLK),
+			BLK);
+	CU_ASSERT(is_zero(buf, BLK));
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+
+	/* Truncate up (unaligned old end), then down into a block, then up. */
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 30 * BLK + 5), 0);
+	size = 30 * BLK + 5;
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 2 * LEN),
+			(ssize_t)size);
+	CU_ASSERT(memcmp(buf, shadow, size) == 0);
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 20 * BLK + 1000), 0);
+	size = 20 * BLK + 1000;
+	memset(shadow + size, 0, 2 * LEN - size);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 2 * LEN),
+			(ssize_t)size);
+	CU_ASSERT(memcmp(buf, shadow, size) == 0);
+	CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid, 40 * BLK), 0);
+	size = 40 * BLK;
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 2 * LEN),
+			(ssize_t)size);
+	CU_ASSERT(memcmp(buf, shadow, size) == 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+
+	/* Fill, then punch aligned, unaligned, and to past the end. */
+	fill_random(shadow, LEN);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, shadow, LEN), 0);
+	size = LEN;
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 2 * BLK, 3 * BLK), 0);
+	memset(shadow + 2 * BLK, 0, 3 * BLK);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 10 * BLK + 1, 5 * BLK), 0);
+	memset(shadow + 10 * BLK + 1, 0, 5 * BLK);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, 30 * BLK + 77, 50), 0);
+	memset(shadow + 30 * BLK + 77, 0, 50);
+	CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, LEN - 3 * BLK - 9, LEN), 0);
+	memset(shadow + LEN - 3 * BLK - 9, 0, 3 * BLK + 9);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, 2 * LEN), LEN);
+	CU_ASSERT(memcmp(buf, shadow, LEN) == 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+	for (int i = 0; i < 50; i++) {
+		size_t len = (size_t)rand_r(&rand_seed) % (3 * BLK) + 1;
+		uint64_t off = (uint64_t)rand_r(&rand_seed) % (LEN - len);
+
+		CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, off, buf, len),
+				(ssize_t)len);
+		CU_ASSERT(memcmp(buf, shadow + off, len) == 0);
+	}
+
+	/* Garbage appearing inside a punched hole is caught. */
+	flip_byte(dir, &fid, 3 * BLK + 5, "");
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 3 * BLK, buf, 10),
+			-NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 1);
+	oss_ost_close(ost);
+	free(buf);
+	free(shadow);
+}
+
+/* Verify reads in windows: bad blocks on both sides of a window edge, and
+ * more bad blocks than the caller has room for. */
+static void test_verify_large(void)
+{
+	enum { LEN = 20 * 1024 * 1024 + 333 };
+	struct nc_fid fid = { 0x200000401ull, 0x64ull };
+	static const uint64_t where[] = { 0, 8 * 1024 * 1024 - 1,
+					  8 * 1024 * 1024, 19 * 1024 * 1024,
+					  LEN - 1 };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *data = malloc(LEN);
+	uint64_t bad[8];
+	uint32_t nbad;
+	bool more;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	fill_random(data, LEN);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, LEN), 0);
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		flip_byte(dir, &fid, where[i], "");
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 8, &nbad, &more),
+			0);
+	CU_ASSERT_EQUAL_FATAL(nbad, 5);
+	CU_ASSERT_FALSE(more);
+	for (size_t i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(bad[i], where[i] / BLK * BLK);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 3, &nbad, &more),
+			0);
+	CU_ASSERT_EQUAL(nbad, 3);
+	CU_ASSERT_TRUE(more);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 1, 8 * 1024 * 1024, bad, 8,
+				       &nbad, &more), 0);
+	CU_ASSERT_EQUAL(nbad, 3);
+	CU_ASSERT_FALSE(more);
+	/* A missing object verifies clean. */
+	fid.f_oid = 0x65;
+	nbad = 7;
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 8, &nbad, &more),
+			0);
+	CU_ASSERT_EQUAL(nbad, 0);
+	CU_ASSERT_FALSE(more);
+	oss_ost_close(ost);
+	free(data);
+}
+
+/* Readers racing a writer never catch data and checksums out of step. */
+#define RACE_LEN (64 * BLK)
+#define RACE_READERS 3
+
+struct racer {
+	struct oss_ost *r_ost;
+	struct nc_fid r_fid;
+	unsigned int r_seed;
+	volatile bool *r_stop;
+	int r_reads;
+	int r_errors;
+};
+
+static void *race_reader(void *arg)
+{
+	struct racer *r = arg;
+	unsigned char *buf = malloc(RACE_LEN);
+
+	if (!buf) {
+		r->r_errors++;
+		return NULL;
+	}
+	while (!*r->r_stop) {
+		size_t len = (size_t)rand_r(&r->r_seed) % (8 * BLK) + 1;
+		uint64_t off = (uint64_t)rand_r(&r->r_seed) % (RACE_LEN - len);
+		ssize_t n = oss_obj_read(r->r_ost, &r->r_fid, off, buf, len);
+
+		if (n < 0)
+			r->r_errors++;
+		r->r_reads++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void test_csum_race(void)
+{
+	struct nc_fid fid = { 0x200000401ull, 0x66ull };
+	struct racer r[RACE_READERS];
+	pthread_t tid[RACE_READERS];
+	volatile bool stop = false;
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *data = malloc(RACE_LEN);
+	unsigned int seed = 77;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	fill_random(data, RACE_LEN);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, RACE_LEN), 0);
+	for (int i = 0; i < RACE_READERS; i++) {
+		r[i] = (struct racer){ .r_ost = ost, .r_fid = fid,
+				       .r_seed = 500u + (unsigned int)i,
+				       .r_stop = &stop };
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&tid[i], NULL, race_reader,
+						     &r[i]), 0);
+	}
+	for (int i = 0; i < 3000; i++) {
+		size_t len = (size_t)rand_r(&seed) % (6 * BLK) + 1;
+		uint64_t off = (uint64_t)rand_r(&seed) % (RACE_LEN - len);
+		int op = rand_r(&seed) % 16;
+
+		if (op == 0)
+			CU_ASSERT_EQUAL(oss_obj_punch(ost, &fid, off, len), 0)
+		else if (op == 1)
+			CU_ASSERT_EQUAL(oss_obj_truncate(ost, &fid,
+							 RACE_LEN - len), 0)
+		else
+			CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, off,
+						      data + off, len), 0)
+	}
+	stop = true;
+	for (int i = 0; i < RACE_READERS; i++) {
+		pthread_join(tid[i], NULL);
+		CU_ASSERT_EQUAL(r[i].r_errors, 0);
+		CU_ASSERT(r[i].r_reads > 0);
+	}
+	CU_ASSERT_EQUAL(count_bad(ost, &fid), 0);
+	oss_ost_close(ost);
+	free(data);
 }
 
 /* ---- concurrency ---- */
@@ -601,7 +1021,15 @@ int main(void)
 	    !CU_add_test(suite, "stat and statfs", test_stat_statfs) ||
 	    !CU_add_test(suite, "write errors", test_write_error) ||
 	    !CU_add_test(suite, "concurrent writers",
-			 test_concurrent_writers)) {
+			 test_concurrent_writers) ||
+	    !CU_add_test(suite, "checksum sidecar format", test_csum_format) ||
+	    !CU_add_test(suite, "checksum catches corruption",
+			 test_csum_corruption) ||
+	    !CU_add_test(suite, "partial rewrite of a bad block",
+			 test_csum_partial_rewrite) ||
+	    !CU_add_test(suite, "checksums of holes", test_csum_holes) ||
+	    !CU_add_test(suite, "verify in windows", test_verify_large) ||
+	    !CU_add_test(suite, "readers racing a writer", test_csum_race)) {
 		CU_cleanup_registry();
 		return 99;
 	}

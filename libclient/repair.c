@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Repair of erasure-coded files: rebuild (stale shards, or every shard on a
+ * replaced OST) and scrub (checksums verified on the OSTs, corrupt chunks
+ * rewritten).  Both hold a lock over the whole file while they run, renewed
+ * as they go, so no writer changes a row behind their back; the stale marks
+ * are cleared only once every row of the shard has been rewritten.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/ec.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "libclient/cl_int.h"
+
+#define ALL_ROWS (1ull << 62)
+#define RELOCK_MS 5000
+
+struct repair {
+	struct nacre_fs *rp_fs;
+	struct nc_cred rp_cred;
+	struct nc_fid rp_fid;
+	struct nc_layout rp_layout;
+	struct nc_ec *rp_ec;
+	uint64_t rp_rows;
+	uint32_t rp_lock_ost;
+	bool rp_locked;
+	struct timespec rp_locked_at;
+	nacre_progress_fn rp_cb;
+	void *rp_arg;
+	struct nacre_repair_stats rp_st;
+};
+
+static int repair_open(struct repair *rp, struct nacre_fs *fs, const struct nacre_fid *fid,
+		       nacre_progress_fn cb, void *arg)
+{
+	struct nc_attr attr;
+	uint64_t rowbytes;
+	int rc;
+
+	memset(rp, 0, sizeof(*rp));
+	rp->rp_fs = fs;
+	rp->rp_cred = fs->fs_cred;
+	rp->rp_fid.f_seq = fid->seq;
+	rp->rp_fid.f_oid = fid->oid;
+	rp->rp_cb = cb;
+	rp->rp_arg = arg;
+	rc = cl_md_open(fs, &rp->rp_cred, &rp->rp_fid, NC_OPEN_READ, &attr, &rp->rp_layout);
+	if (rc)
+		return rc;
+	if (!S_ISREG(attr.a_mode) || !rp->rp_layout.l_stripe_count)
+		return 1; /* nothing to repair */
+	rowbytes = (uint64_t)rp->rp_layout.l_stripe_size * rp->rp_layout.l_k;
+	rp->rp_rows = (attr.a_size + rowbytes - 1) / rowbytes;
+	if (rp->rp_layout.l_m)
+		return cl_ec_coder(fs, &rp->rp_layout, &rp->rp_ec);
+	return 0;
+}
+
+/* Takes or renews the whole-file lock (a lease: renewed every few seconds). */
+static int repair_lock(struct repair *rp)
+{
+	struct timespec now;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (rp->rp_locked && (now.tv_sec - rp->rp_locked_at.tv_sec) * 1000 < RELOCK_MS)
+		return 0;
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, 0, ALL_ROWS, &rp->rp_lock_ost);
+	if (rc)
+		return rc;
+	rp->rp_locked = true;
+	rp->rp_locked_at = now;
+	return 0;
+}
+
+static void repair_unlock(struct repair *rp)
+{
+	if (rp->rp_locked)
+		cl_unlock_rows(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, 0, ALL_ROWS);
+	rp->rp_locked = false;
+}
+
+/*
+ * Regenerates the chunks of @row that lie on stripes in @targets (a bit
+ * mask) from the other chunks, and writes them.
+ */
+static int repair_row(struct repair *rp, uint64_t row, uint64_t targets)
+{
+	struct nc_layout *l = &rp->rp_layout, wl;
+	uint32_t k = l->l_k, m = l->l_m, total = k + m, S = l->l_stripe_size;
+	struct cl_chunk_op ops[NC_EC_MAX_CHUNKS];
+	uint8_t *buf, *bufs[NC_EC_MAX_CHUNKS];
+	bool present[NC_EC_MAX_CHUNKS], want[NC_EC_MAX_CHUNKS];
+	int n = 0, nt = 0, rc;
+
+	buf = malloc((size_t)total * S);
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < total; i++) {
+		uint32_t stripe;
+		uint64_t off;
+
+		bufs[i] = buf + (size_t)i * S;
+		if (i < k)
+			nc_layout_data_loc(l, row * k + i, &stripe, &off);
+		else
+			nc_layout_parity_loc(l, row, i - k, &stripe, &off);
+		want[i] = targets >> stripe & 1;
+		present[i] = false;
+		if (!want[i])
+			ops[n++] = (struct cl_chunk_op){ .co_chunk = i, .co_len = S,
+							 .co_buf = bufs[i] };
+	}
+	rc = cl_chunk_ops_run(rp->rp_fs, &rp->rp_fid, l, row, ops, n, NC_OP_OBJ_READ);
+	if (rc)
+		goto out;
+	for (int j = 0; j < n; j++)
+		present[ops[j].co_chunk] = ops[j].co_status == 0;
+	rc = nc_ec_decode(rp->rp_ec, S, bufs, present, want);
+	if (rc)
+		goto out;
+	/* The targets are stale or on a replaced OST: write them anyway. */
+	wl = *l;
+	for (uint32_t s = 0; s < wl.l_stripe_count; s++)
+		if (targets >> s & 1)
+			wl.l_shards[s].ls_flags &= ~(NC_SHARD_STALE | CL_SHARD_FAILED);
+	n = 0;
+	for (uint32_t i = 0; i < total; i++)
+		if (want[i])
+			ops[n++] = (struct cl_chunk_op){ .co_chunk = i, .co_len = S,
+							 .co_buf = bufs[i] };
+	nt = n;
+	rc = cl_chunk_ops_run(rp->rp_fs, &rp->rp_fid, &wl, row, ops, n, NC_OP_OBJ_WRITE);
+	for (int j = 0; !rc && j < n; j++)
+		if (ops[j].co_status)
+			rc = ops[j].co_status;
+	if (!rc)
+		rp->rp_st.chunks_fixed += (uint64_t)nt;
+out:
+	free(buf);
+	return rc;
+}
+
+static void repair_progress(struct repair *rp, uint64_t done)
+{
+	if (rp->rp_cb)
+		rp->rp_cb(done, rp->rp_rows, rp->rp_arg);
+}
+
+NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t ost,
+				nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st)
+{
+	struct repair *rp = malloc(sizeof(*rp));
+	uint64_t targets = 0, stale = 0;
+	int rc;
+
+	if (!rp)
+		return -ENOMEM;
+	rc = repair_open(rp, fs, fid, cb, arg);
+	if (rc)
+		goto out;
+	for (uint32_t s = 0; s < rp->rp_layout.l_stripe_count; s++) {
+		const struct nc_layout_shard *ls = &rp->rp_layout.l_shards[s];
+
+		if (ls->ls_flags & NC_SHARD_STALE)
+			stale |= 1ull << s;
+		if ((ls->ls_flags & NC_SHARD_STALE) || (ost != NACRE_OST_ANY && ls->ls_ost == ost))
+			targets |= 1ull << s;
+	}
+	if (!targets)
+		goto out;
+	if (!rp->rp_layout.l_m) {
+		rc = -EIO; /* plain striping keeps no redundancy to rebuild from */
+		goto out;
+	}
+	for (uint64_t row = 0; row < rp->rp_rows; row++) {
+		rc = repair_lock(rp);
+		if (!rc)
+			rc = repair_row(rp, row, targets);
+		if (rc)
+			break;
+		rp->rp_st.rows++;
+		rp->rp_st.chunks_bad = rp->rp_st.chunks_fixed;
+		repair_progress(rp, row + 1);
+	}
+	for (uint32_t s = 0; !rc && s < rp->rp_layout.l_stripe_count; s++) {
+		if (!(stale >> s & 1))
+			continue;
+		rc = cl_shard_set(fs, &rp->rp_cred, &rp->rp_fid, &rp->rp_layout, s, 0,
+				  NC_SHARD_STALE);
+		if (!rc)
+			rp->rp_st.shards_cleared++;
+	}
+	repair_unlock(rp);
+out:
+	if (rc > 0)
+		rc = 0;
+	if (st)
+		*st = rp->rp_st;
+	free(rp);
+	return rc;
+}
+
+/* Asks OST of @stripe which checksum blocks of its object fail, and marks
+ * the rows they belong to in @rows (a bit per row, grown as needed). */
+static int scrub_shard(struct repair *rp, uint32_t stripe, uint8_t **rows, uint64_t *nrows_cap)
+{
+	const struct nc_layout *l = &rp->rp_layout;
+	uint64_t S = l->l_stripe_size, N = l->l_stripe_count, w = l->l_k + l->l_m, from = 0;
+	struct nc_verify_rep *rep = calloc(1, sizeof(*rep));
+	struct nc_cconn *cc;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	rc = cl_ost_conn(rp->rp_fs, l->l_shards[stripe].ls_ost, &cc);
+	while (!rc) {
+		struct nc_obj_req o = { .or_ost = l->l_shards[stripe].ls_ost,
+					.or_fid = rp->rp_fid, .or_off = from };
+		struct nc_call call;
+
+		rc = nc_cconn_rpc(cc, NC_OP_OBJ_VERIFY, (nc_xdr_fn)nc_wire_obj_req, &o,
+				  (nc_xdr_fn)nc_wire_verify_rep, rep, &call);
+		if (rc)
+			break;
+		nc_call_fini(&call);
+		for (uint32_t i = 0; i < rep->vr_count; i++) {
+			uint64_t g = rep->vr_bad[i] / S * N + stripe, row = g / w;
+
+			if (row >= rp->rp_rows)
+				continue; /* past the end of the file: unused bytes */
+			if (row >= *nrows_cap) {
+				uint64_t cap = (row + 1) * 2;
+				uint8_t *nr = realloc(*rows, cap);
+
+				if (!nr) {
+					rc = -ENOMEM;
+					break;
+				}
+				memset(nr + *nrows_cap, 0, cap - *nrows_cap);
+				*rows = nr;
+				*nrows_cap = cap;
+			}
+			(*rows)[row] = 1;
+		}
+		if (rc || !rep->vr_more || !rep->vr_count)
+			break;
+		from = rep->vr_bad[rep->vr_count - 1] + rep->vr_block;
+	}
+	free(rep);
+	return rc;
+}
+
+NACRE_API int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
+			      nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st)
+{
+	struct repair *rp = malloc(sizeof(*rp));
+	uint8_t *rows = NULL;
+	uint64_t cap = 0;
+	int rc;
+
+	if (!rp)
+		return -ENOMEM;
+	rc = repair_open(rp, fs, fid, cb, arg);
+	if (rc)
+		goto out;
+	for (uint32_t s = 0; s < rp->rp_layout.l_stripe_count; s++) {
+		uint64_t before = 0;
+
+		/* Stale shards are rebuild's business. */
+		if (rp->rp_layout.l_shards[s].ls_flags & NC_SHARD_STALE)
+			continue;
+		free(rows);
+		rows = NULL;
+		cap = 0;
+		rc = scrub_shard(rp, s, &rows, &cap);
+		if (rc == -ENOTCONN || rc == -ECONNREFUSED || rc == -EHOSTDOWN) {
+			nc_warn("client", "scrub: OST %u unreachable: %s",
+				rp->rp_layout.l_shards[s].ls_ost, nc_strerror(rc));
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			break;
+		for (uint64_t r = 0; r < cap; r++)
+			before += rows[r];
+		rp->rp_st.chunks_bad += before;
+		if (!before)
+			continue;
+		if (!rp->rp_layout.l_m) {
+			rc = -EIO; /* corrupt and no parity to repair from */
+			continue;
+		}
+		for (uint64_t r = 0; r < cap && !rc; r++) {
+			if (!rows[r])
+				continue;
+			rc = repair_lock(rp);
+			if (!rc)
+				rc = repair_row(rp, r, 1ull << s);
+		}
+	}
+	rp->rp_st.rows = rp->rp_rows;
+	repair_progress(rp, rp->rp_rows);
+	repair_unlock(rp);
+out:
+	if (rc > 0)
+		rc = 0;
+	if (st)
+		*st = rp->rp_st;
+	free(rows);
+	free(rp);
+	return rc;
+}

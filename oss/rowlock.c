@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Row locks (see rowlock.h): a hash table of held ranges, keyed by file,
+ * under one mutex.  Lock calls are short (a walk of one bucket) and come
+ * once per partial-row write, far less often than data requests, so one
+ * mutex is plenty.
+ *
+ * Invariant: the unexpired ranges of one owner on one file never overlap
+ * (oss_lock_try() merges them), so at most one of them can contain a
+ * released range strictly, which is what lets a release split a range
+ * after checking up front that it can.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "oss/rowlock.h"
+
+#define OSS_LOCK_BUCKETS 4096
+
+struct oss_lock {
+	struct nc_fid lk_fid;
+	uint64_t lk_start;
+	uint64_t lk_end;                /* exclusive */
+	uint64_t lk_owner;
+	int64_t lk_expires_ms;          /* CLOCK_MONOTONIC */
+	struct oss_lock *lk_next;
+};
+
+struct oss_locks {
+	pthread_mutex_t ls_mutex;
+	uint32_t ls_max;
+	uint32_t ls_count;              /* entries, expired ones included */
+	/* No entry expires before this: a full table is only swept for
+	 * expired entries once some can have expired. */
+	int64_t ls_min_expires_ms;
+	struct oss_lock *ls_buckets[OSS_LOCK_BUCKETS];
+};
+
+static int64_t oss_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct oss_lock **oss_lock_bucket(struct oss_locks *ls,
+					 const struct nc_fid *fid)
+{
+	uint64_t h = fid->f_seq * 0x9e3779b97f4a7c15ull ^
+		     fid->f_oid * 0xc2b2ae3d27d4eb4full;
+
+	return &ls->ls_buckets[(h >> 40) % OSS_LOCK_BUCKETS];
+}
+
+static bool oss_fid_eq(const struct nc_fid *a, const struct nc_fid *b)
+{
+	return a->f_seq == b->f_seq && a->f_oid == b->f_oid;
+}
+
+static bool oss_lock_overlaps(const struct oss_lock *lk, uint64_t start,
+			      uint64_t end)
+{
+	return lk->lk_start < end && start < lk->lk_end;
+}
+
+/* Unlinks *@pp (advancing *@pp to the next entry) and frees it. */
+static void oss_lock_unlink(struct oss_locks *ls, struct oss_lock **pp)
+{
+	struct oss_lock *lk = *pp;
+
+	*pp = lk->lk_next;
+	free(lk);
+	ls->ls_count--;
+}
+
+static int oss_range_end(uint64_t start, uint64_t count, uint64_t *end)
+{
+	if (count == 0 || start + count < start)
+		return -EINVAL;
+	*end = start + count;
+	return 0;
+}
+
+/* Frees every expired entry of the table. */
+static void oss_locks_sweep(struct oss_locks *ls, int64_t now)
+{
+	int64_t min = INT64_MAX;
+
+	for (int i = 0; i < OSS_LOCK_BUCKETS; i++) {
+		struct oss_lock **pp = &ls->ls_buckets[i];
+
+		while (*pp) {
+			if ((*pp)->lk_expires_ms <= now) {
+				oss_lock_unlink(ls, pp);
+				continue;
+			}
+			if ((*pp)->lk_expires_ms < min)
+				min = (*pp)->lk_expires_ms;
+			pp = &(*pp)->lk_next;
+		}
+	}
+	ls->ls_min_expires_ms = min;
+}
+
+/* Room for @n more entries, sweeping expired ones when the table is full. */
+static bool oss_locks_have_room(struct oss_locks *ls, uint32_t n, int64_t now)
+{
+	if (ls->ls_max - ls->ls_count >= n)
+		return true;
+	if (ls->ls_min_expires_ms <= now)
+		oss_locks_sweep(ls, now);
+	return ls->ls_max - ls->ls_count >= n;
+}
+
+static struct oss_lock *oss_lock_alloc(struct oss_locks *ls,
+				       struct oss_lock **bucket,
+				       const struct nc_fid *fid,
+				       uint64_t owner, int64_t expires)
+{
+	struct oss_lock *lk = malloc(sizeof(*lk));
+
+	if (!lk)
+		return NULL;
+	lk->lk_fid = *fid;
+	lk->lk_owner = owner;
+	lk->lk_expires_ms = expires;
+	lk->lk_next = *bucket;
+	*bucket = lk;
+	ls->ls_count++;
+	if (expires < ls->ls_min_expires_ms)
+		ls->ls_min_expires_ms = expires;
+	return lk;
+}
+
+int oss_locks_new(uint32_t max, struct oss_locks **out)
+{
+	struct oss_locks *ls;
+
+	*out = NULL;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	if (pthread_mutex_init(&ls->ls_mutex, NULL)) {
+		free(ls);
+		return -ENOMEM;
+	}
+	ls->ls_max = max ? max : OSS_LOCKS_MAX;
+	ls->ls_min_expires_ms = INT64_MAX;
+	*out = ls;
+	return 0;
+}
+
+void oss_locks_free(struct oss_locks *ls)
+{
+	if (!ls)
+		return;
+	for (int i = 0; i < OSS_LOCK_BUCKETS; i++)
+		while (ls->ls_buckets[i])
+			oss_lock_unlink(ls, &ls->ls_buckets[i]);
+	pthread_mutex_destroy(&ls->ls_mutex);
+	free(ls);
+}
+
+/*
+ * Called with the mutex held.  First pass: reclaim expired entries of the
+ * bucket and look for a conflict.  Second pass: merge the owner's
+ * overlapping ranges into one, kept in the first of them.
+ */
+static int oss_lock_try_locked(struct oss_locks *ls, const struct nc_fid *fid,
+			       uint64_t start, uint64_t end, uint64_t owner,
+			       int64_t now, int64_t expires)
+{
+	struct oss_lock **bucket = oss_lock_bucket(ls, fid), **pp, *keep = NULL;
+
+	for (pp = bucket; *pp;) {
+		struct oss_lock *lk = *pp;
+
+		if (lk->lk_expires_ms <= now) {
+			oss_lock_unlink(ls, pp);
+			continue;
+		}
+		if (oss_fid_eq(&lk->lk_fid, fid) && lk->lk_owner != owner &&
+		    oss_lock_overlaps(lk, start, end))
+			return -EAGAIN;
+		pp = &lk->lk_next;
+	}
+	for (pp = bucket; *pp;) {
+		struct oss_lock *lk = *pp;
+
+		if (!oss_fid_eq(&lk->lk_fid, fid) || lk->lk_owner != owner ||
+		    !oss_lock_overlaps(lk, start, end)) {
+			pp = &lk->lk_next;
+			continue;
+		}
+		if (lk->lk_start < start)
+			start = lk->lk_start;
+		if (lk->lk_end > end)
+			end = lk->lk_end;
+		/* A shorter lease asked for later never cuts one short. */
+		if (lk->lk_expires_ms > expires)
+			expires = lk->lk_expires_ms;
+		if (keep) {
+			oss_lock_unlink(ls, pp);
+			continue;
+		}
+		keep = lk;
+		pp = &lk->lk_next;
+	}
+	if (!keep) {
+		if (!oss_locks_have_room(ls, 1, now))
+			return -ENOSPC;
+		keep = oss_lock_alloc(ls, bucket, fid, owner, expires);
+		if (!keep)
+			return -ENOMEM;
+	}
+	keep->lk_start = start;
+	keep->lk_end = end;
+	keep->lk_expires_ms = expires;
+	return 0;
+}
+
+int oss_lock_try(struct oss_locks *ls, const struct nc_fid *fid,
+		 uint64_t start, uint64_t count, uint64_t owner,
+		 uint32_t lease_ms)
+{
+	uint64_t end;
+	int64_t now;
+	int ret;
+
+	ret = oss_range_end(start, count, &end);
+	if (ret)
+		return ret;
+	if (lease_ms == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&ls->ls_mutex);
+	now = oss_now_ms();
+	ret = oss_lock_try_locked(ls, fid, start, end, owner, now,
+				  now + lease_ms);
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return ret;
+}
+
+/* Called with the mutex held; see the invariant at the top. */
+static int oss_lock_release_locked(struct oss_locks *ls,
+				   const struct nc_fid *fid, uint64_t start,
+				   uint64_t end, uint64_t owner, int64_t now)
+{
+	struct oss_lock **bucket = oss_lock_bucket(ls, fid), **pp;
+	bool found = false;
+
+	for (pp = bucket; *pp;) {
+		struct oss_lock *lk = *pp;
+
+		if (lk->lk_expires_ms <= now) {
+			oss_lock_unlink(ls, pp);
+			continue;
+		}
+		if (!oss_fid_eq(&lk->lk_fid, fid) || lk->lk_owner != owner ||
+		    !oss_lock_overlaps(lk, start, end)) {
+			pp = &lk->lk_next;
+			continue;
+		}
+		found = true;
+		if (lk->lk_start < start && lk->lk_end > end) {
+			/* Splitting may exceed the bound by one entry: a
+			 * release must not fail for want of room. */
+			struct oss_lock *right;
+
+			right = oss_lock_alloc(ls, bucket, fid, owner,
+					       lk->lk_expires_ms);
+			if (!right)
+				return -ENOMEM;
+			right->lk_start = end;
+			right->lk_end = lk->lk_end;
+			lk->lk_end = start;
+			return 0;
+		}
+		if (lk->lk_start >= start && lk->lk_end <= end) {
+			oss_lock_unlink(ls, pp);
+			continue;
+		}
+		if (lk->lk_start < start)
+			lk->lk_end = start;
+		else
+			lk->lk_start = end;
+		pp = &lk->lk_next;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+int oss_lock_release(struct oss_locks *ls, const struct nc_fid *fid,
+		     uint64_t start, uint64_t count, uint64_t owner)
+{
+	uint64_t end;
+	int ret;
+
+	ret = oss_range_end(start, count, &end);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ls->ls_mutex);
+	ret = oss_lock_release_locked(ls, fid, start, end, owner, oss_now_ms());
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return ret;
+}
+
+uint32_t oss_lock_release_owner(struct oss_locks *ls, uint64_t owner)
+{
+	uint32_t dropped = 0;
+	int64_t now;
+
+	pthread_mutex_lock(&ls->ls_mutex);
+	/* Most connections (data clients) never lock anything. */
+	if (ls->ls_count == 0)
+		goto out_unlock;
+	now = oss_now_ms();
+	for (int i = 0; i < OSS_LOCK_BUCKETS; i++) {
+		struct oss_lock **pp = &ls->ls_buckets[i];
+
+		while (*pp) {
+			bool expired = (*pp)->lk_expires_ms <= now;
+
+			if ((*pp)->lk_owner == owner || expired) {
+				dropped += !expired && (*pp)->lk_owner == owner;
+				oss_lock_unlink(ls, pp);
+				continue;
+			}
+			pp = &(*pp)->lk_next;
+		}
+	}
+out_unlock:
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return dropped;
+}
+
+uint32_t oss_locks_held(struct oss_locks *ls)
+{
+	uint32_t held = 0;
+	int64_t now;
+
+	pthread_mutex_lock(&ls->ls_mutex);
+	now = oss_now_ms();
+	for (int i = 0; i < OSS_LOCK_BUCKETS; i++)
+		for (struct oss_lock *lk = ls->ls_buckets[i]; lk;
+		     lk = lk->lk_next)
+			held += lk->lk_expires_ms > now;
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return held;
+}

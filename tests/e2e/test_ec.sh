@@ -1,0 +1,372 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# nacre end-to-end: erasure coding.  A fresh filesystem of 6 OSTs lays files
+# out 4+2 over all six (1 MiB chunks, a row holds 4 MiB of data), so any two
+# OSS processes may stop and every file still reads back exactly; three
+# stopped make reads fail, never return wrong bytes.  Then the repair paths:
+# stale shards after a write with an OST down and `nacre rebuild`, a flipped
+# byte on disk and `nacre scrub`, a replaced (empty) OST and
+# `nacre rebuild --ost`, and two clients writing the same rows at once.
+#
+# Each OSS serves one OST here: OSS i is OST i.
+
+# automake runs us as "sh FILE"; the suite needs bash.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+export OSTS=6
+# shellcheck source=/dev/null
+. "$(dirname -- "$0")/lib.sh"
+
+cluster_up
+WORK=$(mktemp -d "$CDIR/e2e-ec.XXXXXX")
+# Sizes on and around chunk and row boundaries (a row is 4 chunks of data).
+SIZES=(0 1 $((S - 1)) "$S" $((4 * S - 1)) $((4 * S)) $((4 * S + 1)) $((8 * S + 7)) $((13 * S + 5)))
+# The files the pair loop reads: tiny, one row and a byte, every shard.
+PAIR_SIZES=(1 $((4 * S + 1)) $((13 * S + 5)))
+# The file of test 5, written while OST 2 was down.
+STALE_SIZE=$((9 * S))
+
+# run_rc OUT ERR CMD...: runs CMD with stdout in OUT and stderr in ERR and
+# prints its exit status (never fails itself).
+run_rc()
+{
+	local out=$1 err=$2 rc=0
+	shift 2
+	"$@" > "$out" 2> "$err" || rc=$?
+	echo "$rc"
+}
+
+# cmp_files SIZE...: every file of test 2 with these sizes reads back right.
+cmp_files()
+{
+	local size
+	for size in "$@"; do
+		if ! cmp_uncached "$WORK/f-$size" "$MNT/ec/f-$size"; then
+			echo "f-$size differs (OSS down: $(stopped_oss))" >&2
+			return 1
+		fi
+	done
+}
+
+# The OSS processes stopped now, for messages.
+stopped_oss()
+{
+	status_json | jget '" ".join(x["name"] for x in d["daemons"] if x["state"] != "running") or "none"'
+}
+
+# assert_all_ok PATH: no shard of PATH is stale.
+assert_all_ok()
+{
+	local json
+	json=$("$NACRE" getstripe --json "$1")
+	echo "$json"
+	assert_eq "$(jget 'all(s["state"] == "ok" for s in d["shards"])' <<< "$json")" \
+		"true" "every shard of $1 is ok"
+}
+
+test_1()
+{
+	local json
+	: > "$MNT/probe"
+	json=$("$NACRE" getstripe --json "$MNT/probe")
+	echo "$json"
+	assert_eq "$(jget 'd["k"]' <<< "$json")" "4" "k"
+	assert_eq "$(jget 'd["m"]' <<< "$json")" "2" "m"
+	assert_eq "$(jget 'd["stripe_count"]' <<< "$json")" "6" "stripe_count"
+	assert_eq "$(jget 'd["stripe_size"]' <<< "$json")" "$S" "stripe_size"
+	assert_eq "$(jget 'd["pattern"]' <<< "$json")" "ec 4+2" "pattern"
+	assert_eq "$(jget 'sorted(s["ost"] for s in d["shards"])' <<< "$json")" \
+		"[0, 1, 2, 3, 4, 5]" "shard OSTs"
+	assert_eq "$(jget 'all(s["state"] == "ok" for s in d["shards"])' <<< "$json")" \
+		"true" "shard states"
+	"$NACRE" getstripe "$MNT/probe" > "$WORK/probe.txt"
+	cat "$WORK/probe.txt"
+	grep -E '^lmm_pattern:[[:space:]]+ec 4\+2$' "$WORK/probe.txt" > /dev/null
+	assert_eq "$(grep -cwE '[0-5][[:space:]]+[^[:space:]]+[[:space:]]+ok' "$WORK/probe.txt")" \
+		"6" "shard lines of the text output"
+	rm -f "$MNT/probe"
+}
+run_test 1 "the default layout of 6 OSTs is EC 4+2 over all of them" test_1
+
+test_2()
+{
+	local size i=0
+	mkdir "$MNT/ec"
+	for size in "${SIZES[@]}"; do
+		i=$((i + 1))
+		mkdata "$WORK/f-$size" "$size" "$i"
+		# Whole rows, partial rows and a short tail: 1 MiB writes
+		# for most, small ones (partial-row parity updates) for one.
+		if [ "$size" = $((4 * S + 1)) ]; then
+			dd if="$WORK/f-$size" of="$MNT/ec/f-$size" bs=65536 status=none
+		else
+			dd if="$WORK/f-$size" of="$MNT/ec/f-$size" bs=1M status=none
+		fi
+	done
+	for size in "${SIZES[@]}"; do
+		assert_eq "$(stat -c %s "$MNT/ec/f-$size")" "$size" "size of f-$size"
+		cmp_uncached "$WORK/f-$size" "$MNT/ec/f-$size"
+	done
+}
+run_test 2 "files around the chunk and row sizes read back exactly" test_2
+
+test_3()
+{
+	local a b
+	for a in 0 1 2 3 4 5; do
+		for b in $(seq $((a + 1)) 5); do
+			echo "-- OSS $a and $b down"
+			oss_stop "$a" "$b"
+			assert_eq "$(stopped_oss)" "oss$a oss$b" "OSS stopped"
+			if ! cmp_files "${PAIR_SIZES[@]}"; then
+				oss_start "$a" "$b"
+				_e2e_assert_failed "a read with OSS $a and $b down returned wrong bytes or failed"
+			fi
+			oss_start "$a" "$b"
+		done
+	done
+	# Everything reads right with all of them back.
+	cmp_files "${SIZES[@]}"
+}
+run_test 3 "every pair of OSS down: files still read back exactly" test_3
+
+test_4()
+{
+	local size=$((13 * S + 5)) rc got
+	oss_stop 0 2 4
+	drop_caches || true
+	rc=$(run_rc "$WORK/4.out" "$WORK/4.err" timeout 120 cat "$MNT/ec/f-$size")
+	cat "$WORK/4.err"
+	got=$(stat -c %s "$WORK/4.out")
+	echo "cat: exit $rc, $got bytes out"
+	# Whatever came out must be the file's own first bytes.
+	cmp -n "$got" "$WORK/4.out" "$WORK/f-$size" || rc=wrong
+	oss_start 0 2 4
+	if [ "$rc" = wrong ]; then
+		_e2e_assert_failed "a read with 3 OSS down returned wrong bytes"
+	fi
+	[ "$rc" != 0 ] || _e2e_assert_failed "a read with 3 OSS down succeeded"
+	[ "$rc" != 124 ] || _e2e_assert_failed "a read with 3 OSS down hung"
+	grep -F "Input/output error" "$WORK/4.err" > /dev/null ||
+		_e2e_assert_failed "cat did not report an I/O error"
+	[ "$got" -lt "$size" ] || _e2e_assert_failed "the whole file came out"
+	cmp_files "$size"
+}
+run_test 4 "three OSS down: reads fail with EIO and never return wrong bytes" test_4
+
+test_5()
+{
+	local f=$MNT/ec/stale json rc
+	mkdata "$WORK/stale" "$STALE_SIZE" 55
+	# Laid out while every OST is up (test 9 creates one with OST 2
+	# down), written while OST 2 is not.
+	: > "$f"
+	oss_stop 2
+	rc=0
+	dd if="$WORK/stale" of="$f" bs=1M status=none || rc=$?
+	if [ "$rc" != 0 ]; then
+		oss_start 2
+		_e2e_assert_failed "writing with one OSS down failed (status $rc)"
+	fi
+	json=$("$NACRE" getstripe --json "$f") || rc=$?
+	echo "$json"
+	oss_start 2
+	assert_eq "$rc" "0" "getstripe exit status"
+	assert_eq "$(jget '[s["state"] for s in d["shards"] if s["ost"] == 2]' <<< "$json")" \
+		'["stale"]' "state of the shard on OST 2"
+	assert_eq "$(jget 'sum(s["state"] == "stale" for s in d["shards"])' <<< "$json")" \
+		"1" "stale shards"
+	cmp_uncached "$WORK/stale" "$f"
+
+	"$NACRE" --json rebuild "$MNT" > "$WORK/5.json"
+	cat "$WORK/5.json"
+	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/5.json")" "1" "stale marks cleared"
+	assert_eq "$(jget 'd["chunks_fixed"] > 0' < "$WORK/5.json")" "true" "chunks rebuilt"
+	assert_eq "$(jget 'd["errors"]' < "$WORK/5.json")" "0" "rebuild errors"
+	assert_all_ok "$f"
+	# The text summary of a run with nothing left to do.
+	"$NACRE" rebuild "$MNT" > "$WORK/5.txt"
+	cat "$WORK/5.txt"
+	grep -E '^rebuilt 0 chunks in [0-9]+ files \(0 stale marks cleared\)$' "$WORK/5.txt" > /dev/null
+
+	# The rebuilt shard is now needed: two others stop.
+	oss_stop 3 4
+	rc=0
+	cmp_uncached "$WORK/stale" "$f" || rc=1
+	oss_start 3 4
+	assert_eq "$rc" "0" "the rebuilt file read with OSS 3 and 4 down"
+}
+run_test 5 "a write with an OSS down marks its shard stale; rebuild clears it" test_5
+
+test_6()
+{
+	local size=$((8 * S + 7)) f obj ost
+	f=$MNT/ec/f-$size
+	# The shard holding the file's first chunk; flip a byte inside it.
+	read -r _ ost obj < <(shard_objects "$f" | head -n 1)
+	echo "corrupting $obj (OST $ost)"
+	[ -f "$obj" ]
+	cp -- "$obj" "$WORK/obj.orig"
+	python3 - "$obj" 1000 <<'PYEOF'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x5a]))
+PYEOF
+	if cmp -s -- "$obj" "$WORK/obj.orig"; then
+		_e2e_assert_failed "the byte flip did not change the object"
+	fi
+	# The corrupt chunk fails its checksum; the row is decoded instead.
+	cmp_uncached "$WORK/f-$size" "$f"
+
+	"$NACRE" --json scrub "$MNT" > "$WORK/6a.json"
+	cat "$WORK/6a.json"
+	assert_eq "$(jget 'd["chunks_bad"]' < "$WORK/6a.json")" "1" "corrupt chunks found"
+	assert_eq "$(jget 'd["chunks_fixed"]' < "$WORK/6a.json")" "1" "corrupt chunks repaired"
+	assert_eq "$(jget 'd["errors"]' < "$WORK/6a.json")" "0" "scrub errors"
+	assert_eq "$(jget '[c["path"] for c in d["corrupt"]]' < "$WORK/6a.json")" \
+		"[\"$f\"]" "the corrupt file"
+	"$NACRE" scrub "$MNT" > "$WORK/6b.txt"
+	cat "$WORK/6b.txt"
+	grep -E '^scrubbed [0-9]+ files: 0 corrupt chunks found, 0 repaired$' "$WORK/6b.txt" > /dev/null
+	"$NACRE" --json scrub "$MNT" > "$WORK/6c.json"
+	assert_eq "$(jget 'd["chunks_bad"]' < "$WORK/6c.json")" "0" "corrupt chunks of a second scrub"
+	cmp -- "$WORK/obj.orig" "$obj"
+	cmp_uncached "$WORK/f-$size" "$f"
+}
+run_test 6 "a flipped byte on disk reads right, scrub repairs it in place" test_6
+
+test_7()
+{
+	local rc size before=0 p
+	oss_stop 5
+	mv -- "$CDIR/ost/5" "$CDIR/ost/5.old"
+	oss_start --replace 5
+	# Before the rebuild, OST 5 answers but holds nothing: readers must
+	# still get the right bytes.  Checked at the end, so the rebuild runs
+	# either way.
+	for size in "${SIZES[@]}"; do
+		cmp_uncached "$WORK/f-$size" "$MNT/ec/f-$size" || before=1
+	done
+	cmp_uncached "$WORK/stale" "$MNT/ec/stale" || before=1
+
+	"$NACRE" --json rebuild --ost 5 "$MNT" > "$WORK/7.json"
+	cat "$WORK/7.json"
+	assert_eq "$(jget 'd["errors"]' < "$WORK/7.json")" "0" "rebuild errors"
+	assert_eq "$(jget 'd["chunks_fixed"] > 0' < "$WORK/7.json")" "true" "chunks rebuilt"
+	# Files of more than 3 chunks have data or parity on every shard:
+	# their objects on OST 5 are back.
+	for p in "$MNT/ec/f-$((4 * S - 1))" "$MNT/ec/f-$((13 * S + 5))" "$MNT/ec/stale"; do
+		shard_objects "$p" > "$WORK/7.shards"
+		[ -s "$(awk '$2 == 5 { print $3 }' "$WORK/7.shards")" ] ||
+			_e2e_assert_failed "no object of $p on the new OST 5"
+	done
+
+	oss_stop 1 3
+	rc=0
+	for size in "${SIZES[@]}"; do
+		cmp_uncached "$WORK/f-$size" "$MNT/ec/f-$size" || rc=1
+	done
+	cmp_uncached "$WORK/stale" "$MNT/ec/stale" || rc=1
+	oss_start 1 3
+	assert_eq "$rc" "0" "files read with OSS 1 and 3 down after the rebuild"
+	assert_eq "$before" "0" "files read from the empty replacement before the rebuild"
+}
+run_test 7 "a replaced OST is rebuilt with rebuild --ost" test_7
+
+# writer.py PATH WHO: writes 200 records of 1000 bytes at interleaved,
+# unaligned offsets; with WHO "expect" applies both writers' records to the
+# file PATH instead (the expected bytes).
+T8_WRITER='
+import os, random, sys
+
+def records(who):
+    for i in range(200):
+        slot = 2 * i if who == "A" else 2 * i + 1
+        seed = (1 if who == "A" else 2) * 100000 + i
+        yield 1000 * slot + 37, random.Random(seed).randbytes(1000)
+
+path, who = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_WRONLY)
+for w in (["A", "B"] if who == "expect" else [who]):
+    for off, rec in records(w):
+        if os.pwrite(fd, rec, off) != len(rec):
+            sys.exit("short write at %d" % off)
+os.fsync(fd)
+os.close(fd)
+'
+
+T8_MNT=
+test_8_cleanup()
+{
+	set +e
+	if [ -n "$T8_MNT" ] && mountpoint -q "$T8_MNT"; then
+		fusermount3 -u "$T8_MNT" || umount -l "$T8_MNT"
+	fi
+	[ -z "$T8_MNT" ] || rmdir "$T8_MNT"
+	return 0
+}
+
+test_8()
+{
+	local m f=ec/shared rc=0 pa pb o0 o1
+	T8_MNT=$(mktemp -d "$CDIR/mnt2.XXXXXX")
+	m=$T8_MNT
+	trap test_8_cleanup EXIT
+	"$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m" -o "log=$CDIR/log/client2.log"
+	mountpoint -q "$m"
+	mkdata "$WORK/shared" $((4 * S)) 88
+	cp -- "$WORK/shared" "$MNT/$f"
+	cp -- "$WORK/shared" "$WORK/shared.expect"
+	python3 -c "$T8_WRITER" "$WORK/shared.expect" expect
+
+	python3 -c "$T8_WRITER" "$MNT/$f" A &
+	pa=$!
+	python3 -c "$T8_WRITER" "$m/$f" B &
+	pb=$!
+	wait "$pa" || rc=1
+	wait "$pb" || rc=1
+	assert_eq "$rc" "0" "both writers finished"
+	cmp_uncached "$WORK/shared.expect" "$MNT/$f"
+	cmp_uncached "$WORK/shared.expect" "$m/$f"
+
+	# With the first two data chunks' OSTs down the records come back
+	# through the parity the concurrent updates left.
+	o0=$(shard_objects "$MNT/$f" | awk '$1 == 0 { print $2 }')
+	o1=$(shard_objects "$MNT/$f" | awk '$1 == 1 { print $2 }')
+	oss_stop "$o0" "$o1"
+	cmp_uncached "$WORK/shared.expect" "$MNT/$f" || rc=1
+	oss_start "$o0" "$o1"
+	assert_eq "$rc" "0" "the shared file read with OSS $o0 and $o1 down"
+}
+run_test 8 "two clients writing the same rows at once leave data and parity right" test_8
+
+test_9()
+{
+	local f=$MNT/ec/born-degraded json rc=0
+	mkdata "$WORK/born-degraded" "$STALE_SIZE" 99
+	oss_stop 2
+	dd if="$WORK/born-degraded" of="$f" bs=1M status=none || rc=$?
+	json=$("$NACRE" getstripe --json "$f") || rc=$?
+	echo "$json"
+	oss_start 2
+	assert_eq "$rc" "0" "writing and getstripe with OSS 2 down"
+	# The filesystem has 6 OSTs: one down for a while must not make new
+	# files lose their redundancy.
+	assert_eq "$(jget '(d["k"], d["m"], d["stripe_count"])' <<< "$json")" "(4, 2, 6)" \
+		"k, m and stripe_count of a file created with OSS 2 down"
+	assert_eq "$(jget '[s["state"] for s in d["shards"] if s["ost"] == 2]' <<< "$json")" \
+		'["stale"]' "state of the shard on OST 2"
+	"$NACRE" rebuild "$f"
+	assert_all_ok "$f"
+	oss_stop 0 1
+	cmp_uncached "$WORK/born-degraded" "$f" || rc=1
+	oss_start 0 1
+	assert_eq "$rc" "0" "the file read with OSS 0 and 1 down"
+}
+run_test 9 "a file created while an OSS is down is erasure-coded all the same" test_9
+
+finish

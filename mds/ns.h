@@ -24,10 +24,14 @@
 struct mds_ns;
 
 /* The OSTs a new file may be striped over (the MDS passes those up and
- * active, in index order). */
+ * active, in index order), and those registered but down: an
+ * erasure-coded file may put shards there, marked stale from the start,
+ * so that it keeps its redundancy once they are rebuilt. */
 struct mds_ost_set {
 	uint32_t os_count;
 	uint32_t os_index[NC_MAX_OSTS];
+	uint32_t os_ndown;
+	uint32_t os_down[NC_MAX_OSTS];
 };
 
 /* One pending object destruction. */

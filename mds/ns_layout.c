@@ -51,12 +51,15 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 {
 	static const struct nc_layout none = { .l_first_ost = NC_OST_ANY };
 	const struct nc_layout *t = tmpl ? tmpl : &none;
-	uint32_t navail, size, count, k, m, first, start = 0;
+	uint32_t navail, ndown, nuse, size, count, k, m, first, start = 0;
 	bool count_inherited = false;
 
 	navail = osts ? osts->os_count : 0;
 	if (navail > NC_MAX_OSTS)
 		navail = NC_MAX_OSTS;
+	ndown = osts ? osts->os_ndown : 0;
+	if (ndown > NC_MAX_OSTS - navail)
+		ndown = NC_MAX_OSTS - navail;
 	if (navail == 0)
 		return -NC_E_NOOST;
 
@@ -77,7 +80,8 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 	} else if (dflt->l_k) {
 		k = dflt->l_k;
 		m = dflt->l_m;
-	} else if (count_inherited && navail >= NS_AUTO_EC_K + NS_AUTO_EC_M) {
+	} else if (count_inherited && navail >= NS_AUTO_EC_K &&
+		   navail + ndown >= NS_AUTO_EC_K + NS_AUTO_EC_M) {
 		k = NS_AUTO_EC_K;
 		m = NS_AUTO_EC_M;
 		count = k + m;
@@ -97,8 +101,10 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 	 * whole row of distinct OSTs. */
 	if (m > 0 && count_inherited && count < k + m)
 		count = k + m;
-	if (count == UINT16_MAX || count > navail)
-		count = navail;
+	/* Erasure-coded files may also use OSTs that are down (stale shards). */
+	nuse = m > 0 ? navail + ndown : navail;
+	if (count == UINT16_MAX || count > nuse)
+		count = nuse;
 	if (count > NC_MAX_STRIPES)
 		count = NC_MAX_STRIPES;
 	if (m == 0) {
@@ -110,6 +116,9 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 			k = NS_MAX_EC_K;
 		if (k == 0 || k + m > count)
 			return -NC_E_LAYOUT;
+		/* Every row needs k shards that can be written now. */
+		if (navail < k)
+			return -NC_E_NOOST;
 	}
 
 	if (first != NC_OST_ANY) {
@@ -126,8 +135,14 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 	out->l_k = (uint8_t)k;
 	out->l_m = (uint8_t)m;
 	out->l_gen = 1;
-	for (uint32_t i = 0; i < count; i++)
-		out->l_shards[i].ls_ost = osts->os_index[(start + i) % navail];
+	for (uint32_t i = 0; i < count; i++) {
+		if (i < navail) {
+			out->l_shards[i].ls_ost = osts->os_index[(start + i) % navail];
+		} else {
+			out->l_shards[i].ls_ost = osts->os_down[i - navail];
+			out->l_shards[i].ls_flags = NC_SHARD_STALE;
+		}
+	}
 	out->l_first_ost = out->l_shards[0].ls_ost;
 	return 0;
 }

@@ -58,10 +58,16 @@ struct mds_ns *mds_server_ns(struct mds_server *mds)
 void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
 {
 	set->os_count = 0;
+	set->os_ndown = 0;
 	pthread_mutex_lock(&mds->ms_ost_lock);
-	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
-		if (mds->ms_osts[i].ol_known && mds->ms_osts[i].ol_up)
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
+		if (!mds->ms_osts[i].ol_known)
+			continue;
+		if (mds->ms_osts[i].ol_up)
 			set->os_index[set->os_count++] = i;
+		else
+			set->os_down[set->os_ndown++] = i;
+	}
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 }
 

@@ -46,7 +46,7 @@ static const struct cli_cmd cli_cmds[] = {
 			"  -c, --stripe-count COUNT objects per file, -1 for all OSTs\n"
 			"  -i, --stripe-index OST   first OST, -1 to let the MDS choose\n"
 			"  -E, --erasure-code K+M   K data and M parity chunks per row (K 1 to 16,\n"
-			"                           M 0 to 4); none: plain striping\n"
+			"                           M 0 to 4); none: plain striping, no parity\n"
 			"  --json                   print the resulting layout\n"
 			"PATH may be a directory, an empty file, or a new file to create.\n",
 	},

@@ -33,7 +33,7 @@ struct stripe_req {
 	uint32_t sr_size;
 	uint32_t sr_count;              /* STRIPE_ALL: every OST */
 	uint32_t sr_index;              /* NACRE_OST_ANY: the MDS chooses */
-	uint32_t sr_k, sr_m;            /* 0+0 for "none" */
+	uint32_t sr_k, sr_m;            /* 1+0 for "none" */
 };
 
 /* ---- showing a layout ---- */
@@ -291,8 +291,11 @@ static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
 	const char *plus = strchr(arg, '+');
 	uint32_t k, m;
 
+	/* The MDS reads k >= 1 as a fixed code, where m = 0 is plain
+	 * striping (k is then the stripe count); k = 0 would inherit, and a
+	 * filesystem of 6 OSTs or more defaults to 4+2. */
 	if (!strcmp(arg, "none")) {
-		req->sr_k = 0;
+		req->sr_k = 1;
 		req->sr_m = 0;
 		req->sr_has_ec = true;
 		return CLI_OPT_CONTINUE;

@@ -369,4 +369,25 @@ test_9()
 }
 run_test 9 "a file created while an OSS is down is erasure-coded all the same" test_9
 
+test_10()
+{
+	local json
+	mkdir "$MNT/plain" "$MNT/ec22"
+	"$NACRE" setstripe -E none "$MNT/plain"
+	"$NACRE" setstripe -E 2+2 "$MNT/ec22"
+	mkdata "$WORK/t10" $((3 * S + 17)) 10
+	cp -- "$WORK/t10" "$MNT/plain/f"
+	cp -- "$WORK/t10" "$MNT/ec22/f"
+	json=$("$NACRE" getstripe --json "$MNT/plain/f")
+	echo "$json"
+	assert_eq "$(jget '(d["m"], d["pattern"])' <<< "$json")" "(0, 'raid0')" "-E none on 6 OSTs"
+	json=$("$NACRE" getstripe --json "$MNT/ec22/f")
+	echo "$json"
+	assert_eq "$(jget '(d["k"], d["m"], d["pattern"])' <<< "$json")" "(2, 2, 'ec 2+2')" "-E 2+2"
+	assert_eq "$(jget 'd["stripe_count"] >= 4' <<< "$json")" "true" "stripe_count of 2+2"
+	cmp_uncached "$WORK/t10" "$MNT/plain/f"
+	cmp_uncached "$WORK/t10" "$MNT/ec22/f"
+}
+run_test 10 "setstripe -E none stripes plainly, -E 2+2 codes 2+2" test_10
+
 finish

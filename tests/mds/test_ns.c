@@ -884,12 +884,55 @@ static void test_xattr(void)
 	mds_db_close(db);
 }
 
+/* The automatic default: plain striping over 4 when fewer than 6 OSTs
+ * exist; erasure coding 4+2 when 6 exist even if one is down, the shard on
+ * the down OST stale from the start. */
+static void test_layout_auto_ec(void)
+{
+	struct mds_ost_set four = { 0 }, degraded = { 0 };
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a;
+	int stale = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	four.os_count = 4;
+	degraded.os_count = 5;
+	for (uint32_t i = 0; i < 5; i++)
+		four.os_index[i % 4] = degraded.os_index[i] = i;
+	degraded.os_ndown = 1;
+	degraded.os_down[0] = 5;
+
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	cq.cq_mode = S_IFREG | 0644;
+	cq.cq_flags = NC_CREATE_EXCL;
+	strcpy(cq.cq_name, "auto4");
+	CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &four, &a, &l), 0);
+	CU_ASSERT_EQUAL(l.l_m, 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 4);
+
+	strcpy(cq.cq_name, "auto6");
+	CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), 0);
+	CU_ASSERT_EQUAL(l.l_k, 4);
+	CU_ASSERT_EQUAL(l.l_m, 2);
+	CU_ASSERT_EQUAL_FATAL(l.l_stripe_count, 6);
+	for (uint32_t i = 0; i < 6; i++) {
+		if (l.l_shards[i].ls_flags & NC_SHARD_STALE) {
+			stale++;
+			CU_ASSERT_EQUAL(l.l_shards[i].ls_ost, 5);
+		}
+	}
+	CU_ASSERT_EQUAL(stale, 1);
+}
+
 static void test_layout_inherit(void)
 {
 	struct nc_layout t, out, l;
 	struct nc_fid d, sub, f;
 	struct nc_create_req cq;
-	struct mds_ost_set four, none = { 0 };
+	struct mds_ost_set four = { 0 }, none = { 0 };
 	struct nc_attr a;
 	bool used[T_NOSTS];
 
@@ -938,13 +981,15 @@ static void test_layout_inherit(void)
 		CU_ASSERT(memcmp(&out, &l, sizeof(l)) == 0);
 	}
 
-	/* The root has no template: the filesystem default. */
+	/* The root has no template: the filesystem default, which with 6 or
+	 * more OSTs up (8 here) is erasure coding 4+2 over 6 of them. */
 	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "plain",
 				       S_IFREG | 0644, &f), 0);
 	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
 	CU_ASSERT_EQUAL(l.l_stripe_size, NC_DEFAULT_STRIPE_SIZE);
-	CU_ASSERT_EQUAL(l.l_stripe_count, NC_DEFAULT_STRIPE_COUNT);
-	CU_ASSERT_EQUAL(l.l_k, NC_DEFAULT_STRIPE_COUNT);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 6);
+	CU_ASSERT_EQUAL(l.l_k, 4);
+	CU_ASSERT_EQUAL(l.l_m, 2);
 	memset(used, 0, sizeof(used));
 	for (int i = 0; i < l.l_stripe_count; i++) {
 		CU_ASSERT_FATAL(l.l_shards[i].ls_ost < T_NOSTS);
@@ -1313,6 +1358,7 @@ int main(void)
 		{ "symlinks", test_symlink },
 		{ "xattrs", test_xattr },
 		{ "layout inheritance", test_layout_inherit },
+		{ "automatic erasure coding", test_layout_auto_ec },
 		{ "setlayout on a file", test_setlayout_file },
 		{ "size updates", test_size_update },
 		{ "durability across reopen", test_durability },

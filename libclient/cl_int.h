@@ -61,6 +61,7 @@ struct nacre_file {
 	pthread_mutex_t f_lock;
 	uint64_t f_size;                /* what this handle knows the size to be */
 	bool f_written;                 /* mtime to report at close/fsync */
+	struct nc_attr f_open_attr;     /* as the MDS returned it at open */
 	struct nacre_file *f_next, *f_prev;
 };
 

@@ -111,6 +111,7 @@ static struct nacre_file *file_new(struct nacre_fs *fs, const struct nc_cred *cr
 	f->f_flags = flags;
 	f->f_layout = *layout;
 	f->f_size = attr->a_size;
+	f->f_open_attr = *attr;
 	pthread_mutex_init(&f->f_lock, NULL);
 	pthread_mutex_lock(&fs->fs_lock);
 	f->f_next = fs->fs_open;
@@ -201,6 +202,11 @@ NACRE_API int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred
 	if (!rc && st)
 		cl_stat_from_attr(&attr, st);
 	return rc;
+}
+
+NACRE_API void nacre_file_open_stat(const struct nacre_file *f, struct nacre_stat *st)
+{
+	cl_stat_from_attr(&f->f_open_attr, st);
 }
 
 NACRE_API const struct nacre_fid *nacre_file_fid(const struct nacre_file *f)

@@ -273,6 +273,8 @@ int nacre_fsync(struct nacre_file *f);
 int nacre_ftruncate(struct nacre_file *f, uint64_t size);
 int nacre_fstat(struct nacre_file *f, struct nacre_stat *st);
 const struct nacre_fid *nacre_file_fid(const struct nacre_file *f);
+/** The attributes the MDS returned when @f was opened (no request). */
+void nacre_file_open_stat(const struct nacre_file *f, struct nacre_stat *st);
 /** Reports the size and mtime, and frees @f.  NULL is a no-op (returns 0). */
 int nacre_close(struct nacre_file *f);
 

@@ -102,6 +102,17 @@ struct mnt_file {
 };
 
 #define MNT_FILE_BUCKETS 1024
+#define MNT_CACHE_SLOTS 4096
+
+/* What a file looked like when it was last opened here: the kernel page
+ * cache of a file unchanged since then is kept (a second epoch over a
+ * dataset is served from memory). */
+struct mnt_cache_slot {
+	fuse_ino_t cs_ino;
+	uint64_t cs_size;
+	struct timespec cs_mtime;
+	struct timespec cs_ctime;
+};
 
 struct mnt_ctx {
 	struct nacre_fs *mc_fs;
@@ -110,6 +121,7 @@ struct mnt_ctx {
 	pthread_mutex_t mc_lock;        /* guards mc_files and mf_wr_end */
 	struct mnt_file *mc_files[MNT_FILE_BUCKETS];
 	unsigned int mc_nfiles;
+	struct mnt_cache_slot mc_cache[MNT_CACHE_SLOTS]; /* under mc_lock */
 };
 
 /* @fs stays owned by the caller.  0 or -errno. */

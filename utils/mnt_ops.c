@@ -624,12 +624,44 @@ static void mnt_reply_open(fuse_req_t req, struct fuse_file_info *fi,
 		mnt_file_close(ctx, mnt_file_of(fi));
 }
 
+/* True when @st matches what the file looked like at its last open here
+ * (then the kernel's cached pages are still right); records @st. */
+static bool mnt_cache_still_valid(struct mnt_ctx *ctx, fuse_ino_t ino,
+				  const struct nacre_stat *st)
+{
+	struct mnt_cache_slot *cs = &ctx->mc_cache[ino % MNT_CACHE_SLOTS];
+	bool valid;
+
+	pthread_mutex_lock(&ctx->mc_lock);
+	valid = cs->cs_ino == ino && cs->cs_size == st->size &&
+		cs->cs_mtime.tv_sec == st->mtime.tv_sec &&
+		cs->cs_mtime.tv_nsec == st->mtime.tv_nsec &&
+		cs->cs_ctime.tv_sec == st->ctime.tv_sec &&
+		cs->cs_ctime.tv_nsec == st->ctime.tv_nsec;
+	cs->cs_ino = ino;
+	cs->cs_size = st->size;
+	cs->cs_mtime = st->mtime;
+	cs->cs_ctime = st->ctime;
+	pthread_mutex_unlock(&ctx->mc_lock);
+	return valid;
+}
+
+/* Forgets the validator of @ino: this mount is changing the file. */
+static void mnt_cache_forget(struct mnt_ctx *ctx, fuse_ino_t ino)
+{
+	pthread_mutex_lock(&ctx->mc_lock);
+	if (ctx->mc_cache[ino % MNT_CACHE_SLOTS].cs_ino == ino)
+		ctx->mc_cache[ino % MNT_CACHE_SLOTS].cs_ino = 0;
+	pthread_mutex_unlock(&ctx->mc_lock);
+}
+
 static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
 	struct mnt_ctx *ctx = mnt_req_ctx(req);
 	struct nacre_file *nf;
 	struct nacre_cred cred;
+	struct nacre_stat st;
 	struct mnt_file *mf;
 	struct nacre_fid fid;
 	int rc;
@@ -646,9 +678,16 @@ static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 	if (fi->flags & O_TRUNC)
 		mnt_file_clip(ctx, ino, 0);
 	fi->fh = (uintptr_t)mf;
-	/* Other clients may have changed the file since it was last cached:
-	 * without leases, each open starts from the OSTs. */
-	fi->keep_cache = 0;
+	/* Close-to-open: the kernel's pages of this file are kept only when the
+	 * MDS shows it unchanged (size, mtime, ctime) since its last open here;
+	 * a file opened for writing starts from the OSTs. */
+	nacre_file_open_stat(nf, &st);
+	if ((fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC))
+		fi->keep_cache = mnt_cache_still_valid(ctx, ino, &st);
+	else {
+		mnt_cache_forget(ctx, ino);
+		fi->keep_cache = 0;
+	}
 	fi->direct_io = 0;
 	mnt_reply_open(req, fi, NULL);
 	return;

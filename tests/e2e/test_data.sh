@@ -329,4 +329,33 @@ PYEOF
 }
 run_test 10 "a multi-row file is laid out chunk by chunk over its objects" test_10
 
+# The kernel keeps a file's pages across opens only while the MDS shows the
+# file unchanged: a rewrite through another mount (another client) is seen
+# at the next open, not the cached old bytes.
+T11_MNT=
+test_11_cleanup()
+{
+	set +e
+	if [ -n "$T11_MNT" ] && mountpoint -q "$T11_MNT"; then
+		fusermount3 -u "$T11_MNT" || umount -l "$T11_MNT"
+	fi
+	return 0
+}
+test_11()
+{
+	T11_MNT=$(mktemp -d "$WORK/mnt2.XXXXXX")
+	trap test_11_cleanup EXIT
+	"$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$T11_MNT" -o "log=$CDIR/log/client11.log"
+	mkdata "$WORK/epoch1" $((3 * S)) 111
+	mkdata "$WORK/epoch2" $((3 * S)) 112
+	cp -- "$WORK/epoch1" "$MNT/epoch"
+	assert_file_eq "$WORK/epoch1" "$MNT/epoch"
+	assert_file_eq "$WORK/epoch1" "$MNT/epoch"
+	# Same size, other bytes, written by the other client.
+	cp -- "$WORK/epoch2" "$T11_MNT/epoch"
+	assert_file_eq "$WORK/epoch2" "$MNT/epoch"
+	fusermount3 -u "$T11_MNT"
+}
+run_test 11 "a file rewritten by another client is read fresh after caching" test_11
+
 finish

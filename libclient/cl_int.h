@@ -12,6 +12,7 @@
 #define CL_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "common/ec.h"
 #include "common/layout.h"
@@ -50,6 +51,7 @@ struct nacre_fs {
 	struct nacre_file *fs_open;
 	struct cl_hidden *fs_hidden;
 	struct nc_ec *fs_ec[NC_EC_MAX_K + 1][NC_EC_MAX_M + 1]; /* coders, made on first use */
+	size_t fs_wb_bytes;             /* under fs_lock: write-back buffers held */
 };
 
 struct nacre_file {
@@ -62,6 +64,16 @@ struct nacre_file {
 	uint64_t f_size;                /* what this handle knows the size to be */
 	bool f_written;                 /* mtime to report at close/fsync */
 	struct nc_attr f_open_attr;     /* as the MDS returned it at open */
+	int f_refs;                     /* under fs_lock: the open list's + flushers' */
+	/* Write-back of erasure-coded files: sequential writes gather here
+	 * and go out as whole rows (see file.c). */
+	pthread_mutex_t f_wb_lock;
+	uint8_t *f_wb;
+	size_t f_wb_cap;
+	uint64_t f_wb_off;
+	size_t f_wb_len;
+	int f_wb_err;                   /* a failed flush, reported once */
+	atomic_bool f_wb_pending;       /* the buffer holds data (a hint) */
 	struct nacre_file *f_next, *f_prev;
 };
 
@@ -174,6 +186,12 @@ int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 
 /* file.c */
 bool cl_file_is_open(struct nacre_fs *fs, const struct nc_fid *fid);
+/* Sends the write-back data every handle of @fid holds here.  0 or the
+ * first error. */
+int cl_flush_fid(struct nacre_fs *fs, const struct nc_fid *fid);
+/* Explicit times were set on @fid: handles here drop their pending mtime
+ * report, which would undo them. */
+void cl_file_times_set(struct nacre_fs *fs, const struct nc_fid *fid);
 /* Tells every handle of @fid open here that the file is now @size bytes. */
 void cl_file_size_set(struct nacre_fs *fs, const struct nc_fid *fid, uint64_t size);
 /* Renames @name away when it names a file open here with one link, so the

@@ -4,6 +4,14 @@
  * that extends the file reports the new size to the MDS before returning
  * (size only grows there), and close/fsync report mtime.
  *
+ * Writes to erasure-coded files gather in a per-handle buffer (at most
+ * CL_WB_ROWS rows, and CL_WB_TOTAL bytes for the whole client) while they
+ * are sequential, and go out as whole rows, which need no parity
+ * read-modify-write.  The buffer is flushed when it fills, on a write
+ * elsewhere, and before any read, truncate, fsync or close of the file on
+ * this client; data not yet flushed is lost if the client dies (fsync and
+ * close are the points of durability, as with a page cache).
+ *
  * Unlinking a file that is open here renames it to a hidden name in the
  * same directory instead (".nacre-hidden-FID", as NFS and libfuse do), and
  * the last close removes it, so POSIX "unlink of an open file" holds for
@@ -24,6 +32,8 @@
 #include "libclient/cl_int.h"
 
 #define HIDDEN_PREFIX ".nacre-hidden-"
+#define CL_WB_ROWS 2
+#define CL_WB_TOTAL (256u << 20)
 
 static uint32_t open_flags(int flags)
 {
@@ -49,6 +59,19 @@ bool cl_file_is_open(struct nacre_fs *fs, const struct nc_fid *fid)
 			open = true;
 	pthread_mutex_unlock(&fs->fs_lock);
 	return open;
+}
+
+void cl_file_times_set(struct nacre_fs *fs, const struct nc_fid *fid)
+{
+	pthread_mutex_lock(&fs->fs_lock);
+	for (struct nacre_file *f = fs->fs_open; f; f = f->f_next) {
+		if (!nc_fid_eq(&f->f_fid, fid))
+			continue;
+		pthread_mutex_lock(&f->f_lock);
+		f->f_written = false;
+		pthread_mutex_unlock(&f->f_lock);
+	}
+	pthread_mutex_unlock(&fs->fs_lock);
 }
 
 void cl_file_size_set(struct nacre_fs *fs, const struct nc_fid *fid, uint64_t size)
@@ -112,7 +135,9 @@ static struct nacre_file *file_new(struct nacre_fs *fs, const struct nc_cred *cr
 	f->f_layout = *layout;
 	f->f_size = attr->a_size;
 	f->f_open_attr = *attr;
+	f->f_refs = 1;
 	pthread_mutex_init(&f->f_lock, NULL);
+	pthread_mutex_init(&f->f_wb_lock, NULL);
 	pthread_mutex_lock(&fs->fs_lock);
 	f->f_next = fs->fs_open;
 	if (fs->fs_open)
@@ -122,6 +147,22 @@ static struct nacre_file *file_new(struct nacre_fs *fs, const struct nc_cred *cr
 	return f;
 }
 
+/* Drops a reference (fs_lock held); the last one frees. */
+static bool file_put_locked(struct nacre_file *f)
+{
+	struct nacre_fs *fs = f->f_fs;
+
+	if (--f->f_refs > 0)
+		return false;
+	fs->fs_wb_bytes -= f->f_wb_cap;
+	pthread_mutex_destroy(&f->f_lock);
+	pthread_mutex_destroy(&f->f_wb_lock);
+	free(f->f_wb);
+	free(f);
+	return true;
+}
+
+/* Takes @f off the open list and drops the list's reference. */
 static void file_free(struct nacre_file *f)
 {
 	struct nacre_fs *fs = f->f_fs;
@@ -133,9 +174,9 @@ static void file_free(struct nacre_file *f)
 		fs->fs_open = f->f_next;
 	if (f->f_next)
 		f->f_next->f_prev = f->f_prev;
+	f->f_next = f->f_prev = NULL;
+	file_put_locked(f);
 	pthread_mutex_unlock(&fs->fs_lock);
-	pthread_mutex_destroy(&f->f_lock);
-	free(f);
 }
 
 static int open_common(struct nacre_fs *fs, const struct nc_cred *cred,
@@ -245,6 +286,165 @@ static int write_data(struct nacre_file *f, const void *buf, size_t len, uint64_
 	return rc;
 }
 
+/* ---- write-back (erasure-coded files) ---- */
+
+/* Writes @len bytes at @off and reports the new end to the MDS: data
+ * first, then the size that makes it visible. */
+static int write_and_grow(struct nacre_file *f, const void *buf, size_t len, uint64_t off)
+{
+	int rc = write_data(f, buf, len, off);
+
+	if (!rc)
+		rc = cl_md_size_update(f->f_fs, &f->f_cred, &f->f_fid, off + len, NC_SIZE_MTIME,
+				       NULL);
+	return rc;
+}
+
+/* Sends the first @n buffered bytes (f_wb_lock held). */
+static int wb_send_locked(struct nacre_file *f, size_t n)
+{
+	int rc = write_and_grow(f, f->f_wb, n, f->f_wb_off);
+
+	memmove(f->f_wb, f->f_wb + n, f->f_wb_len - n);
+	f->f_wb_off += n;
+	f->f_wb_len -= n;
+	atomic_store(&f->f_wb_pending, f->f_wb_len > 0);
+	if (rc && !f->f_wb_err)
+		f->f_wb_err = rc;
+	return rc;
+}
+
+/* Flushes the whole buffer and returns (and clears) any earlier error. */
+static int wb_flush_locked(struct nacre_file *f)
+{
+	int rc = 0;
+
+	if (f->f_wb_len)
+		wb_send_locked(f, f->f_wb_len);
+	rc = f->f_wb_err;
+	f->f_wb_err = 0;
+	return rc;
+}
+
+static int wb_flush(struct nacre_file *f)
+{
+	int rc;
+
+	pthread_mutex_lock(&f->f_wb_lock);
+	rc = wb_flush_locked(f);
+	pthread_mutex_unlock(&f->f_wb_lock);
+	return rc;
+}
+
+int cl_flush_fid(struct nacre_fs *fs, const struct nc_fid *fid)
+{
+	struct nacre_file *todo[32];
+	int n, rc = 0;
+
+	do {
+		n = 0;
+		pthread_mutex_lock(&fs->fs_lock);
+		for (struct nacre_file *f = fs->fs_open; f && n < 32; f = f->f_next) {
+			if (!nc_fid_eq(&f->f_fid, fid) || !atomic_load(&f->f_wb_pending))
+				continue;
+			f->f_refs++;
+			todo[n++] = f;
+		}
+		pthread_mutex_unlock(&fs->fs_lock);
+		for (int i = 0; i < n; i++) {
+			int r;
+
+			pthread_mutex_lock(&todo[i]->f_wb_lock);
+			r = todo[i]->f_wb_len ? wb_send_locked(todo[i], todo[i]->f_wb_len) : 0;
+			pthread_mutex_unlock(&todo[i]->f_wb_lock);
+			if (r && !rc)
+				rc = r;
+		}
+		pthread_mutex_lock(&fs->fs_lock);
+		for (int i = 0; i < n; i++)
+			file_put_locked(todo[i]);
+		pthread_mutex_unlock(&fs->fs_lock);
+	} while (n == 32);
+	return rc;
+}
+
+/* A buffer of CL_WB_ROWS rows, within the client's budget; false when
+ * there is none to be had (the write goes straight out). */
+static bool wb_alloc_locked(struct nacre_file *f)
+{
+	struct nacre_fs *fs = f->f_fs;
+	size_t cap = (size_t)f->f_layout.l_stripe_size * f->f_layout.l_k * CL_WB_ROWS;
+	bool ok;
+
+	if (f->f_wb)
+		return true;
+	pthread_mutex_lock(&fs->fs_lock);
+	ok = fs->fs_wb_bytes + cap <= CL_WB_TOTAL;
+	if (ok)
+		fs->fs_wb_bytes += cap;
+	pthread_mutex_unlock(&fs->fs_lock);
+	if (!ok)
+		return false;
+	f->f_wb = malloc(cap);
+	if (!f->f_wb) {
+		pthread_mutex_lock(&fs->fs_lock);
+		fs->fs_wb_bytes -= cap;
+		pthread_mutex_unlock(&fs->fs_lock);
+		return false;
+	}
+	f->f_wb_cap = cap;
+	return true;
+}
+
+/* A write to an erasure-coded file: gathered while sequential, sent in
+ * whole rows as the buffer fills. */
+static int wb_write(struct nacre_file *f, const uint8_t *buf, size_t len, uint64_t off)
+{
+	uint64_t rowbytes = (uint64_t)f->f_layout.l_stripe_size * f->f_layout.l_k;
+	size_t done = 0;
+	int rc;
+
+	pthread_mutex_lock(&f->f_wb_lock);
+	rc = f->f_wb_err;
+	f->f_wb_err = 0;
+	if (!rc && f->f_wb_len && off != f->f_wb_off + f->f_wb_len)
+		rc = wb_flush_locked(f);
+	if (rc)
+		goto out;
+	if (!wb_alloc_locked(f) || len >= f->f_wb_cap) {
+		rc = wb_flush_locked(f);
+		if (!rc)
+			rc = write_and_grow(f, buf, len, off);
+		goto out;
+	}
+	if (!f->f_wb_len)
+		f->f_wb_off = off;
+	while (done < len) {
+		size_t n = f->f_wb_cap - f->f_wb_len;
+		uint64_t end, cut;
+
+		if (n > len - done)
+			n = len - done;
+		memcpy(f->f_wb + f->f_wb_len, buf + done, n);
+		f->f_wb_len += n;
+		done += n;
+		atomic_store(&f->f_wb_pending, true);
+		if (f->f_wb_len < f->f_wb_cap)
+			break;
+		/* Full: send up to the last row boundary, keep the rest. */
+		end = f->f_wb_off + f->f_wb_len;
+		cut = end - end % rowbytes;
+		rc = wb_send_locked(f, cut > f->f_wb_off ? cut - f->f_wb_off : f->f_wb_len);
+		if (rc)
+			break;
+	}
+	if (rc)
+		f->f_wb_err = 0; /* returned now */
+out:
+	pthread_mutex_unlock(&f->f_wb_lock);
+	return rc;
+}
+
 /* The size as the MDS has it, but never below what this handle wrote. */
 static int refresh_size(struct nacre_file *f)
 {
@@ -268,6 +468,12 @@ NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t
 		return -EINVAL;
 	if ((f->f_flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
+	/* What any handle here still holds must be readable. */
+	if (f->f_layout.l_m) {
+		rc = cl_flush_fid(f->f_fs, &f->f_fid);
+		if (rc)
+			return rc;
+	}
 	pthread_mutex_lock(&f->f_lock);
 	size = f->f_size;
 	pthread_mutex_unlock(&f->f_lock);
@@ -314,6 +520,11 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 	if (!f->f_layout.l_stripe_count)
 		return -NC_E_LAYOUT;
 	if (f->f_flags & O_APPEND) {
+		if (f->f_layout.l_m) {
+			rc = wb_flush(f);
+			if (rc)
+				return rc;
+		}
 		rc = refresh_size(f);
 		if (rc)
 			return rc;
@@ -324,6 +535,18 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 	if (len > NC_MAX_BULK * 4)
 		len = NC_MAX_BULK * 4; /* a short write; callers loop */
 	end = (uint64_t)off + len;
+	if (f->f_layout.l_m && !(f->f_flags & O_APPEND)) {
+		/* Gathered: the size reaches the MDS when the data does. */
+		rc = wb_write(f, buf, len, (uint64_t)off);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&f->f_lock);
+		if (end > f->f_size)
+			f->f_size = end;
+		f->f_written = true;
+		pthread_mutex_unlock(&f->f_lock);
+		return (ssize_t)len;
+	}
 	rc = write_data(f, buf, len, (uint64_t)off);
 	if (rc)
 		return rc;
@@ -359,9 +582,21 @@ static int report_mtime(struct nacre_file *f)
 	return cl_md_size_update(f->f_fs, &f->f_cred, &f->f_fid, 0, NC_SIZE_MTIME, NULL);
 }
 
+NACRE_API int nacre_flush(struct nacre_file *f)
+{
+	int rc = f->f_layout.l_m ? wb_flush(f) : 0;
+
+	if (!rc)
+		rc = report_mtime(f);
+	return rc;
+}
+
 NACRE_API int nacre_fsync(struct nacre_file *f)
 {
-	int rc = 0;
+	int rc = f->f_layout.l_m ? wb_flush(f) : 0;
+
+	if (rc)
+		return rc;
 
 	if (f->f_layout.l_stripe_count && (f->f_flags & O_ACCMODE) != O_RDONLY) {
 		struct nc_layout l;
@@ -402,7 +637,10 @@ NACRE_API int nacre_ftruncate(struct nacre_file *f, uint64_t size)
 NACRE_API int nacre_fstat(struct nacre_file *f, struct nacre_stat *st)
 {
 	struct nc_attr attr;
-	int rc = cl_md_getattr(f->f_fs, &f->f_fid, &attr);
+	int rc = f->f_layout.l_m ? cl_flush_fid(f->f_fs, &f->f_fid) : 0;
+
+	if (!rc)
+		rc = cl_md_getattr(f->f_fs, &f->f_fid, &attr);
 
 	if (rc)
 		return rc;
@@ -450,7 +688,11 @@ NACRE_API int nacre_close(struct nacre_file *f)
 		return 0;
 	fs = f->f_fs;
 	fid = f->f_fid;
-	rc = report_mtime(f);
+	rc = f->f_layout.l_m ? wb_flush(f) : 0;
+	if (!rc)
+		rc = report_mtime(f);
+	else
+		report_mtime(f);
 	file_free(f);
 	if (!rc)
 		rc = unhide(fs, &fid);

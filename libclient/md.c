@@ -207,6 +207,10 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	struct nc_attr cur;
 	int rc;
 
+	/* Data gathered by handles here must not land past the new end. */
+	rc = cl_flush_fid(fs, fid);
+	if (rc)
+		return rc;
 	/* OPEN checks write permission before anything is cut. */
 	rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
 	if (rc)
@@ -278,6 +282,14 @@ NACRE_API int nacre_setattr(struct nacre_fs *fs, const struct nacre_cred *cred,
 			return rc;
 	}
 	m.sa_valid = sa->valid & ~NACRE_SET_SIZE; /* the NC_SA_ bits match */
+	if (m.sa_valid & (NC_SA_ATIME | NC_SA_MTIME | NC_SA_ATIME_NOW | NC_SA_MTIME_NOW)) {
+		/* Data written before utimes() lands before it, and no later
+		 * mtime report of a handle here undoes it. */
+		rc = cl_flush_fid(fs, &m.sa_fid);
+		if (rc)
+			return rc;
+		cl_file_times_set(fs, &m.sa_fid);
+	}
 	m.sa_mode = sa->mode & 07777;
 	m.sa_uid = sa->uid;
 	m.sa_gid = sa->gid;

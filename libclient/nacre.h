@@ -270,6 +270,11 @@ ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off);
 ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off);
 /** Makes written data durable on the OSTs and the size on the MDS. */
 int nacre_fsync(struct nacre_file *f);
+/** Sends what writes to @f left gathered on this client to the OSTs and
+ * reports size and mtime to the MDS, without making it durable: after it,
+ * other clients opening the file see the data (close(2) of a mount does
+ * this). */
+int nacre_flush(struct nacre_file *f);
 int nacre_ftruncate(struct nacre_file *f, uint64_t size);
 int nacre_fstat(struct nacre_file *f, struct nacre_stat *st);
 const struct nacre_fid *nacre_file_fid(const struct nacre_file *f);

@@ -795,9 +795,17 @@ static void mnt_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 static void mnt_op_flush(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	/* Writes go to the OSTs before they are acknowledged, and release
-	 * reports the size: a close(2) has nothing left to push. */
-	fuse_reply_err(req, 0);
+	struct mnt_file *mf = mnt_file_of(fi);
+	int rc;
+
+	/* close(2): what libnacre gathered for whole-row writes goes out and
+	 * size and mtime reach the MDS now, not at the (asynchronous) release,
+	 * so another client's next open sees the data and a utimes() right
+	 * after close is not undone. */
+	rc = nacre_flush(mf->mf_file);
+	if (rc < 0)
+		mnt_log(MNT_LOG_ERROR, "flush ino %lu: %s", (unsigned long)ino, nacre_strerror(rc));
+	fuse_reply_err(req, rc < 0 ? mnt_errno(rc) : 0);
 }
 
 static void mnt_op_release(fuse_req_t req, fuse_ino_t ino,

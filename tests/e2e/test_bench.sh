@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# nacre end-to-end: nacre-bench.  On a 6-OST filesystem (EC 4+2) a quick run
+# through libnacre, the FUSE mount and a local directory prints one JSON
+# object with positive figures for every target and the loopback TCP limit,
+# each with its ratio to the local directory; a run whose verifier expects
+# one wrong byte must exit 3, so the check of the data read is real; bad
+# usage exits 2; and nothing is left behind.
+
+# automake runs us as "sh FILE"; the suite needs bash.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+export OSTS=6
+# shellcheck source=/dev/null
+. "$(dirname -- "$0")/lib.sh"
+
+BENCH=$NACRE_BIN_DIR/utils/nacre-bench
+[ -x "$BENCH" ] || {
+	echo "ERROR: $BENCH is not built" >&2
+	exit 99
+}
+
+cluster_up
+# The local directory lives beside the OSTs, on the same disk.
+LOCAL=$(mktemp -d "$CDIR/bench-local.XXXXXX")
+
+bench()
+{
+	"$BENCH" --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" \
+		--local "$LOCAL" "$@"
+}
+
+# assert_clean: no bench directory is left on any target.
+assert_clean()
+{
+	local left
+
+	left=$(find "$LOCAL" "$MNT" -maxdepth 1 -name 'nacre-bench.*' | head -n 5)
+	assert_eq "$left" "" "bench directories left behind"
+}
+
+# The checks of test 1 on the JSON document on stdin.
+CHECK_JSON='
+import json, sys
+d = json.load(sys.stdin)
+figs = d["figures"]
+targets = {f["target"] for f in figs}
+assert targets == {"libnacre", "fuse", "local", "tcp"}, targets
+for f in figs:
+    assert isinstance(f["value"], (int, float)) and f["value"] > 0, f
+    assert f["unit"] and f["name"], f
+    r = f["ratio_to_local"]
+    assert isinstance(r, (int, float)) and r > 0, f
+    if f["target"] == "local":
+        assert abs(r - 1) < 1e-9, f
+names = {(f["target"], f["name"]) for f in figs}
+for t in ("libnacre", "fuse", "local"):
+    for n in ("seq_write.1m.c1.gbps", "seq_read.4m.c8.gbps",
+              "seq_read.1m.c4.lat_p99", "rand_read.4k.c4.iops",
+              "rand_read.128k.c1.lat_p99", "meta_create.c4.ops",
+              "meta_stat.c1.ops", "meta_open.c4.ops", "meta_unlink.c1.ops"):
+        assert (t, n) in names, (t, n)
+for t in ("fuse", "local"):
+    assert (t, "seq_read_warm.1m.c4.gbps") in names, t
+for c in (1, 4, 8):
+    assert ("tcp", "tcp.1m.c%d.gbps" % c) in names, c
+print(len(figs), "figures, all positive, with ratios")
+'
+
+test_1()
+{
+	local json rc=0
+
+	json=$(timeout 50 "$BENCH" --quick --json --mds "tcp://127.0.0.1:$PORT" \
+		--fsname "$FSNAME" --mount "$MNT" --local "$LOCAL") || rc=$?
+	assert_eq "$rc" "0" "nacre-bench --quick --json exit status"
+	python3 -c "$CHECK_JSON" <<< "$json" || _e2e_assert_failed "bad JSON figures"
+	assert_clean
+}
+
+test_2()
+{
+	local rc=0 err
+
+	err=$(timeout 50 "$BENCH" --quick --json --self-test-corrupt \
+		--mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --mount "$MNT" \
+		--local "$LOCAL" 2>&1 >/dev/null) || rc=$?
+	printf '%s\n' "$err" | grep -v '^nacre-bench: [a-z]*: [a-z]' || true
+	assert_eq "$rc" "3" "exit status with a corrupted expectation"
+	[[ $err == *"DATA MISMATCH"*"offset 0"* ]] ||
+		_e2e_assert_failed "no mismatch report in: $err"
+	assert_clean
+}
+
+test_3()
+{
+	local rc
+
+	rc=0; bench --bogus 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "unknown option"
+	rc=0; bench --size 0 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--size 0"
+	rc=0; bench --streams 1,x 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--streams 1,x"
+	rc=0; "$BENCH" --mds "tcp://127.0.0.1:$PORT" 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "missing --fsname"
+	rc=0; bench --streams 1 --help >/dev/null || rc=$?
+	assert_eq "$rc" "0" "--help"
+	rc=0; bench --quick --fsname "no-such-fs" 2>/dev/null || rc=$?
+	assert_eq "$rc" "1" "wrong fsname"
+}
+
+run_test 1 "quick run: JSON figures for libnacre, fuse, local and tcp" test_1
+run_test 2 "a wrong byte fails verification with exit 3" test_2
+run_test 3 "bad usage exits 2, a wrong fsname 1" test_3
+finish

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nacre-bench: the benchmark of nacre's data and metadata paths.
+ *
+ * The same workloads run on up to three targets, each behind one ops table
+ * (bench_target.c): libnacre (the public client API), the FUSE mount (POSIX
+ * calls on the mount point) and a plain local directory on the same disk,
+ * the machine's own limit measured in the same run.  A fourth, "tcp", is the
+ * loopback TCP limit (bench_tcp.c).  Every figure goes into one list
+ * (bench_report.c) that prints as tables or as one JSON object, each figure
+ * with its ratio to the same figure on the local directory.
+ *
+ *   nacre-bench.c   options, the run plan, exit status
+ *   bench_data.c    the data pattern, verification, clocks, latencies,
+ *                   dropping the page cache, threads started together
+ *   bench_seq.c     sequential write/read and random reads
+ *   bench_meta.c    creates, stats, opens and unlinks
+ *   bench_tcp.c     memory-to-memory throughput over loopback TCP
+ *
+ * Exit status: 0 success, 1 an I/O or setup error, 2 bad usage, 3 data read
+ * back differs from what was written.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nacre.h"
+
+#define BENCH_EXIT_OK 0
+#define BENCH_EXIT_IO 1
+#define BENCH_EXIT_USAGE 2
+#define BENCH_EXIT_MISMATCH 3
+
+#define BENCH_MAX_LIST 8        /* entries in --streams / --threads */
+#define BENCH_MAX_THREADS 64    /* streams or threads of one workload */
+#define BENCH_ALIGN 4096        /* buffer and offset alignment (O_DIRECT) */
+
+enum bench_kind {
+	BENCH_LIBNACRE,
+	BENCH_FUSE,
+	BENCH_LOCAL,
+	BENCH_TCP,
+	BENCH_NKINDS,
+};
+
+/* An open file of any target. */
+struct bench_fh {
+	int bf_fd;                      /* POSIX targets */
+	struct nacre_file *bf_nf;       /* libnacre */
+};
+
+struct bench_target;
+
+/* One target's file and namespace calls; names are relative to the target's
+ * bench directory.  All return 0 (or a byte count) or -errno / -NC_E_*. */
+struct bench_ops {
+	int (*bo_mkdir)(struct bench_target *t, const char *name);
+	int (*bo_rmdir)(struct bench_target *t, const char *name);
+	int (*bo_open)(struct bench_target *t, const char *name, int flags,
+		       struct bench_fh *fh);
+	ssize_t (*bo_pread)(struct bench_fh *fh, void *buf, size_t len, off_t off);
+	ssize_t (*bo_pwrite)(struct bench_fh *fh, const void *buf, size_t len,
+			     off_t off);
+	int (*bo_fsync)(struct bench_fh *fh);
+	int (*bo_close)(struct bench_fh *fh);
+	int (*bo_stat)(struct bench_target *t, const char *name);
+	int (*bo_unlink)(struct bench_target *t, const char *name);
+	const char *(*bo_strerror)(int err);
+};
+
+struct bench_target {
+	enum bench_kind bt_kind;
+	const char *bt_name;            /* "libnacre", "fuse", "local" */
+	const struct bench_ops *bt_ops;
+	struct nacre_fs *bt_fs;         /* libnacre only */
+	char bt_dir[PATH_MAX];          /* the bench directory */
+	bool bt_has_page_cache;         /* reads may come from the kernel cache */
+	bool bt_created;                /* bt_dir was made by us */
+};
+
+/* The options of one run. */
+struct bench_cfg {
+	const char *bc_mds;
+	const char *bc_fsname;
+	const char *bc_mount;
+	const char *bc_local;
+	bool bc_json;
+	bool bc_quick;
+	bool bc_corrupt;                /* --self-test-corrupt */
+	uint64_t bc_size;               /* bytes per stream */
+	unsigned int bc_files;          /* metadata files per thread count */
+	double bc_duration;             /* seconds per random-read run */
+	unsigned int bc_nstreams;
+	unsigned int bc_streams[BENCH_MAX_LIST];
+	unsigned int bc_nthreads;
+	unsigned int bc_threads[BENCH_MAX_LIST];
+	size_t bc_reqs[2];              /* sequential request sizes */
+	size_t bc_rand[2];              /* random read sizes */
+};
+
+/* The run-wide state the workloads share. */
+struct bench_run {
+	const struct bench_cfg *br_cfg;
+	struct bench_target br_tgt[BENCH_NKINDS - 1];
+	unsigned int br_ntgt;
+	bool br_drop_ok;                /* drop_caches works here */
+	bool br_direct;                 /* O_DIRECT for uncached POSIX reads */
+};
+
+/* ---- bench_target.c ---- */
+
+int bench_target_init_nacre(struct bench_target *t, struct nacre_fs *fs,
+			    const char *dir);
+int bench_target_init_posix(struct bench_target *t, enum bench_kind kind,
+			    const char *dir);
+/* Makes the target's bench directory; bench_target_fini() removes it. */
+int bench_target_setup(struct bench_target *t);
+void bench_target_fini(struct bench_target *t);
+/* A one-line error about @what on @t, with the target's error text. */
+void bench_target_err(const struct bench_target *t, const char *what,
+		      const char *name, int err);
+
+/* ---- bench_data.c ---- */
+
+/* Byte @off of file @file: an xorshift stream per 1 MiB block, seeded by
+ * the file and the block. */
+void bench_pattern_fill(void *buf, size_t len, uint32_t file, uint64_t off);
+/* Checks @buf against the pattern; on a mismatch records the first one
+ * (reported by bench_mismatch_report()) and returns false. */
+bool bench_pattern_check(const void *buf, size_t len, uint32_t file,
+			 uint64_t off, const struct bench_target *t,
+			 const char *name);
+void bench_set_corrupt(bool on);
+bool bench_mismatch_seen(void);
+void bench_mismatch_report(void);
+
+double bench_now(void);
+void *bench_buf_alloc(size_t len);
+
+/* Per-request latencies of one workload, collected by all its threads. */
+struct bench_lat {
+	pthread_mutex_t bl_lock;
+	double *bl_v;                   /* seconds */
+	size_t bl_n;
+	size_t bl_cap;
+};
+
+int bench_lat_init(struct bench_lat *l);
+void bench_lat_fini(struct bench_lat *l);
+int bench_lat_merge(struct bench_lat *l, const double *v, size_t n);
+double bench_lat_mean(const struct bench_lat *l);
+double bench_lat_p99(struct bench_lat *l);
+
+/* Flushes dirty data and drops the page cache; false where not allowed. */
+bool bench_drop_caches(void);
+
+/* Runs fn(arg + i * size) on @n threads released together; returns the
+ * seconds from the release until the last returned, or a negative error
+ * when threads could not start. */
+typedef void *(*bench_thread_fn)(void *arg);
+double bench_run_threads(unsigned int n, bench_thread_fn fn, void *args,
+			 size_t size);
+/* Called first by each thread of bench_run_threads(). */
+void bench_thread_ready(void);
+
+/* ---- the workloads ---- */
+
+int bench_seq(struct bench_run *run);
+int bench_meta(struct bench_run *run);
+int bench_tcp(struct bench_run *run);
+
+/* ---- bench_report.c ---- */
+
+/* Records one figure.  @workload is e.g. "seq_read", @param e.g. "1m",
+ * @conc the streams or threads, @metric e.g. "gbps". */
+int bench_fig_add(enum bench_kind kind, const char *workload,
+		  const char *param, unsigned int conc, const char *metric,
+		  const char *unit, double value);
+void bench_report_table(const struct bench_run *run);
+void bench_report_json(const struct bench_run *run, double wall);
+void bench_report_free(void);
+const char *bench_kind_name(enum bench_kind kind);
+/* Progress lines on stderr (not with --json unless asked). */
+void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

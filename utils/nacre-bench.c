@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nacre-bench: runs the same data and metadata workloads through libnacre,
+ * through the FUSE mount and on a plain local directory on the same disk,
+ * and prints each figure with its ratio to the local one (see bench.h for
+ * the files and the exit status).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+
+#define MIB (1024ull * 1024)
+
+enum {
+	OPT_MDS = 256,
+	OPT_FSNAME,
+	OPT_MOUNT,
+	OPT_LOCAL,
+	OPT_JSON,
+	OPT_SIZE,
+	OPT_STREAMS,
+	OPT_QUICK,
+	OPT_FILES,
+	OPT_THREADS,
+	OPT_DURATION,
+	OPT_CORRUPT,
+};
+
+static const struct option nb_longopts[] = {
+	{ "mds", required_argument, NULL, OPT_MDS },
+	{ "fsname", required_argument, NULL, OPT_FSNAME },
+	{ "mount", required_argument, NULL, OPT_MOUNT },
+	{ "local", required_argument, NULL, OPT_LOCAL },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "streams", required_argument, NULL, OPT_STREAMS },
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "files", required_argument, NULL, OPT_FILES },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	/* Not in --help: makes verification fail on purpose (the tests). */
+	{ "self-test-corrupt", no_argument, NULL, OPT_CORRUPT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void nb_usage(void)
+{
+	printf("Usage: nacre-bench --mds ADDR --fsname NAME --local DIR [--mount MNT]\n"
+	       "                   [--json] [--quick] [--size BYTES] [--streams LIST]\n"
+	       "                   [--threads LIST] [--files N] [--duration SECS]\n"
+	       "\n"
+	       "Runs sequential, random-read and metadata workloads through libnacre,\n"
+	       "through the FUSE mount MNT (with --mount) and on the local directory DIR,\n"
+	       "and prints every figure with its ratio to DIR, plus the loopback TCP limit.\n"
+	       "Every byte read is checked against what was written.\n"
+	       "\n"
+	       "  --mds ADDR        the MDS address (tcp://HOST:PORT)\n"
+	       "  --fsname NAME     the filesystem name\n"
+	       "  --mount MNT       also run through this FUSE mount of the filesystem\n"
+	       "  --local DIR       the local directory to compare with (same disk)\n"
+	       "  --json            print one JSON object instead of tables\n"
+	       "  --quick           tiny sizes (a smoke test, not a measurement)\n"
+	       "  --size BYTES      bytes per sequential stream, K/M/G suffixes\n"
+	       "                    (default 256M, --quick 4M; rounded up to 4M)\n"
+	       "  --streams LIST    sequential streams, comma separated (default 1,4,8)\n"
+	       "  --threads LIST    random-read and metadata threads (default 1,4)\n"
+	       "  --files N         files per metadata run (default 2000, --quick 200)\n"
+	       "  --duration SECS   seconds per random-read run (default 2, --quick 0.2)\n"
+	       "  -h, --help        this text\n"
+	       "\n"
+	       "Exit status: 0 done, 1 an I/O error, 2 bad usage, 3 data mismatch.\n");
+}
+
+static int nb_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "nacre-bench: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (try --help)\n");
+	return BENCH_EXIT_USAGE;
+}
+
+static int nb_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || s[0] == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	default:
+		break;
+	}
+	if (shift)
+		end++;
+	/* At most 1 TiB per stream; checked before the shift can wrap. */
+	if (*end != '\0' || v == 0 || v > (1ull << 40) >> shift)
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
+static int nb_parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v == 0 ||
+	    v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "1,4,8": at most BENCH_MAX_LIST counts of 1..@max. */
+static int nb_parse_list(const char *s, unsigned int max, unsigned int *v,
+			 unsigned int *n)
+{
+	char buf[128], *tok, *save;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == BENCH_MAX_LIST || nb_parse_uint(tok, max, &v[*n]) < 0)
+			return -EINVAL;
+		(*n)++;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+static int nb_parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v > 0) || v > 3600)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* What the options did not set. */
+static void nb_defaults(struct bench_cfg *cfg, bool size_set, bool files_set,
+			bool dur_set)
+{
+	static const unsigned int streams[] = { 1, 4, 8 };
+	static const unsigned int threads[] = { 1, 4 };
+
+	if (!size_set)
+		cfg->bc_size = cfg->bc_quick ? 4 * MIB : 256 * MIB;
+	/* Whole requests of either size. */
+	cfg->bc_size = (cfg->bc_size + 4 * MIB - 1) / (4 * MIB) * (4 * MIB);
+	if (!files_set)
+		cfg->bc_files = cfg->bc_quick ? 200 : 2000;
+	if (!dur_set)
+		cfg->bc_duration = cfg->bc_quick ? 0.2 : 2;
+	if (cfg->bc_nstreams == 0) {
+		memcpy(cfg->bc_streams, streams, sizeof(streams));
+		cfg->bc_nstreams = 3;
+	}
+	if (cfg->bc_nthreads == 0) {
+		memcpy(cfg->bc_threads, threads, sizeof(threads));
+		cfg->bc_nthreads = 2;
+	}
+	cfg->bc_reqs[0] = 1 * MIB;
+	cfg->bc_reqs[1] = 4 * MIB;
+	cfg->bc_rand[0] = 4096;
+	cfg->bc_rand[1] = 128 * 1024;
+}
+
+static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
+{
+	bool size_set = false, files_set = false, dur_set = false;
+	int c;
+
+	memset(cfg, 0, sizeof(*cfg));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", nb_longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MDS:
+			cfg->bc_mds = optarg;
+			break;
+		case OPT_FSNAME:
+			cfg->bc_fsname = optarg;
+			break;
+		case OPT_MOUNT:
+			cfg->bc_mount = optarg;
+			break;
+		case OPT_LOCAL:
+			cfg->bc_local = optarg;
+			break;
+		case OPT_JSON:
+			cfg->bc_json = true;
+			break;
+		case OPT_QUICK:
+			cfg->bc_quick = true;
+			break;
+		case OPT_CORRUPT:
+			cfg->bc_corrupt = true;
+			break;
+		case OPT_SIZE:
+			if (nb_parse_size(optarg, &cfg->bc_size) < 0)
+				return nb_usage_error("bad --size '%s'", optarg);
+			size_set = true;
+			break;
+		case OPT_FILES:
+			if (nb_parse_uint(optarg, 10000000, &cfg->bc_files) < 0)
+				return nb_usage_error("bad --files '%s'", optarg);
+			files_set = true;
+			break;
+		case OPT_DURATION:
+			if (nb_parse_duration(optarg, &cfg->bc_duration) < 0)
+				return nb_usage_error("bad --duration '%s'", optarg);
+			dur_set = true;
+			break;
+		case OPT_STREAMS:
+			/* Each stream is also a TCP sender and receiver. */
+			if (nb_parse_list(optarg, BENCH_MAX_THREADS / 2,
+					  cfg->bc_streams, &cfg->bc_nstreams) < 0)
+				return nb_usage_error("bad --streams '%s' (1 to 32, comma separated)",
+						      optarg);
+			break;
+		case OPT_THREADS:
+			if (nb_parse_list(optarg, BENCH_MAX_THREADS,
+					  cfg->bc_threads, &cfg->bc_nthreads) < 0)
+				return nb_usage_error("bad --threads '%s' (1 to 64, comma separated)",
+						      optarg);
+			break;
+		case 'h':
+			nb_usage();
+			exit(BENCH_EXIT_OK);
+		default:
+			return nb_usage_error("unknown or incomplete option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return nb_usage_error("unexpected argument '%s'", argv[optind]);
+	if (cfg->bc_mds == NULL || cfg->bc_fsname == NULL)
+		return nb_usage_error("%s", "--mds and --fsname are required");
+	if (cfg->bc_local == NULL)
+		return nb_usage_error("%s", "--local DIR is required");
+	nb_defaults(cfg, size_set, files_set, dur_set);
+	if (cfg->bc_files < cfg->bc_threads[cfg->bc_nthreads - 1])
+		return nb_usage_error("%s", "--files must be at least the largest thread count");
+	return 0;
+}
+
+static int nb_check_dir(const char *opt, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		fprintf(stderr, "nacre-bench: %s %s: %s\n", opt, dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "nacre-bench: %s %s: not a directory\n", opt, dir);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/* Connects and prepares every target's bench directory. */
+static int nb_setup(struct bench_run *run, struct nacre_fs **fs)
+{
+	const struct bench_cfg *cfg = run->br_cfg;
+	unsigned int i;
+	int rc;
+
+	if (cfg->bc_mount && nb_check_dir("--mount", cfg->bc_mount) < 0)
+		return -ENOTDIR;
+	if (nb_check_dir("--local", cfg->bc_local) < 0)
+		return -ENOTDIR;
+	rc = nacre_connect(cfg->bc_mds, cfg->bc_fsname, NULL, fs);
+	if (rc < 0) {
+		fprintf(stderr, "nacre-bench: connect to %s (%s): %s\n",
+			cfg->bc_mds, cfg->bc_fsname, nacre_strerror(rc));
+		return rc;
+	}
+	rc = bench_target_init_nacre(&run->br_tgt[run->br_ntgt++], *fs, "/");
+	if (rc == 0 && cfg->bc_mount)
+		rc = bench_target_init_posix(&run->br_tgt[run->br_ntgt++],
+					     BENCH_FUSE, cfg->bc_mount);
+	if (rc == 0)
+		rc = bench_target_init_posix(&run->br_tgt[run->br_ntgt++],
+					     BENCH_LOCAL, cfg->bc_local);
+	if (rc < 0) {
+		fprintf(stderr, "nacre-bench: %s\n", strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < run->br_ntgt; i++) {
+		rc = bench_target_setup(&run->br_tgt[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void nb_teardown(struct bench_run *run, struct nacre_fs *fs)
+{
+	unsigned int i;
+
+	for (i = 0; i < run->br_ntgt; i++)
+		bench_target_fini(&run->br_tgt[i]);
+	nacre_disconnect(fs);
+}
+
+/* The layout a new file gets in the libnacre bench directory, as text. */
+static void nb_layout_text(struct bench_target *t, char *buf, size_t size)
+{
+	struct nacre_layout lo;
+	struct nacre_file *f;
+	char path[PATH_MAX + 16];
+	int rc;
+
+	snprintf(buf, size, "unknown");
+	snprintf(path, sizeof(path), "%s/probe", t->bt_dir);
+	rc = nacre_open(t->bt_fs, path, O_WRONLY | O_CREAT | O_EXCL, 0644, &f);
+	if (rc < 0)
+		return;
+	nacre_close(f);
+	if (nacre_getlayout(t->bt_fs, path, &lo) == 0) {
+		if (lo.m > 0)
+			snprintf(buf, size, "EC %u+%u over %u objects, %u KiB chunks",
+				 lo.k, lo.m, lo.stripe_count, lo.stripe_size >> 10);
+		else
+			snprintf(buf, size, "RAID-0 over %u objects, %u KiB chunks",
+				 lo.stripe_count, lo.stripe_size >> 10);
+	}
+	nacre_unlink(t->bt_fs, path);
+}
+
+static void nb_print_header(struct bench_run *run)
+{
+	const struct bench_cfg *cfg = run->br_cfg;
+	char layout[128];
+
+	nb_layout_text(&run->br_tgt[0], layout, sizeof(layout));
+	printf("nacre-bench %s: %s (%s)%s%s, local %s\n", PACKAGE_VERSION,
+	       cfg->bc_mds, cfg->bc_fsname, cfg->bc_mount ? ", mount " : "",
+	       cfg->bc_mount ? cfg->bc_mount : "", cfg->bc_local);
+	printf("layout of new files: %s\n", layout);
+	printf("%llu MiB per stream; page cache %s before each uncached read%s\n",
+	       (unsigned long long)(cfg->bc_size / MIB),
+	       run->br_drop_ok ? "dropped" : "NOT dropped (not allowed here)",
+	       run->br_direct ? "; fuse and local read with O_DIRECT" : "");
+	fflush(stdout);
+}
+
+static int nb_workloads(struct bench_run *run)
+{
+	int rc;
+
+	rc = bench_tcp(run);
+	if (rc == 0) {
+		bench_set_corrupt(run->br_cfg->bc_corrupt);
+		rc = bench_seq(run);
+	}
+	if (rc == 0)
+		rc = bench_meta(run);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_run run = { 0 };
+	struct bench_cfg cfg;
+	struct nacre_fs *fs = NULL;
+	double t0 = bench_now();
+	int rc;
+
+	rc = nb_parse(argc, argv, &cfg);
+	if (rc != 0)
+		return rc;
+	run.br_cfg = &cfg;
+	run.br_drop_ok = bench_drop_caches();
+	run.br_direct = !run.br_drop_ok;
+	if (!run.br_drop_ok)
+		bench_note("cannot drop the page cache here: fuse and local "
+			   "uncached reads use O_DIRECT instead");
+	rc = nb_setup(&run, &fs);
+	if (rc == 0 && !cfg.bc_json)
+		nb_print_header(&run);
+	if (rc == 0)
+		rc = nb_workloads(&run);
+	nb_teardown(&run, fs);
+	if (bench_mismatch_seen()) {
+		bench_mismatch_report();
+		bench_report_free();
+		return BENCH_EXIT_MISMATCH;
+	}
+	if (rc < 0) {
+		bench_report_free();
+		return BENCH_EXIT_IO;
+	}
+	if (cfg.bc_json) {
+		bench_report_json(&run, bench_now() - t0);
+	} else {
+		bench_report_table(&run);
+		printf("\nwall time %.1f s\n", bench_now() - t0);
+	}
+	bench_report_free();
+	return BENCH_EXIT_OK;
+}

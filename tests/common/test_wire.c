@@ -707,6 +707,53 @@ static bool eq_obj_rep(const void *pa, const void *pb)
 	return true;
 }
 
+static void fill_shard_req(void *p)
+{
+	struct nc_shard_req *m = p;
+
+	m->ss_cred = ex_cred;
+	m->ss_fid = ex_fid;
+	m->ss_shard = 5;
+	m->ss_set = NC_SHARD_STALE;
+	m->ss_clear = 0;
+}
+
+static bool eq_shard_req(const void *pa, const void *pb)
+{
+	const struct nc_shard_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, ss_cred);
+	FSUB(a, b, fid_eq, ss_fid);
+	FEQ(a, b, ss_shard);
+	FEQ(a, b, ss_set);
+	FEQ(a, b, ss_clear);
+	return true;
+}
+
+static void fill_verify_rep(void *p)
+{
+	struct nc_verify_rep *m = p;
+
+	m->vr_count = 3;
+	m->vr_more = 1;
+	m->vr_block = 4096;
+	m->vr_bad[0] = 0;
+	m->vr_bad[1] = 8192;
+	m->vr_bad[2] = 0x123456789000ull;
+}
+
+static bool eq_verify_rep(const void *pa, const void *pb)
+{
+	const struct nc_verify_rep *a = pa, *b = pb;
+
+	FEQ(a, b, vr_count);
+	FEQ(a, b, vr_more);
+	FEQ(a, b, vr_block);
+	for (uint32_t i = 0; i < a->vr_count && i < NC_VERIFY_MAX; i++)
+		FEQ(a, b, vr_bad[i]);
+	return true;
+}
+
 /* Typed codecs behind one signature (no casts of function pointers). */
 #define CODEC(name, type)                                          \
 	static void codec_##name(struct nc_xdr *x, void *m)        \
@@ -732,6 +779,8 @@ CODEC(xattr_req, struct nc_xattr_req)
 CODEC(bytes_rep, struct nc_bytes_rep)
 CODEC(obj_req, struct nc_obj_req)
 CODEC(obj_rep, struct nc_obj_rep)
+CODEC(shard_req, struct nc_shard_req)
+CODEC(verify_rep, struct nc_verify_rep)
 #undef CODEC
 
 #define SHAPE(name, type) \
@@ -762,6 +811,8 @@ static const struct shape shapes[] = {
 	SHAPE(bytes_rep, struct nc_bytes_rep),
 	SHAPE(obj_req, struct nc_obj_req),
 	SHAPE(obj_rep, struct nc_obj_rep),
+	SHAPE(shard_req, struct nc_shard_req),
+	SHAPE(verify_rep, struct nc_verify_rep),
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))

@@ -162,8 +162,40 @@ void mds_db_close(struct mds_db *db)
 	free(db);
 }
 
+/* The open batch of this thread (group commit), if any. */
+static __thread MDB_txn *db_batch;
+static __thread struct mds_db *db_batch_db;
+
+int mds_db_batch_begin(struct mds_db *db)
+{
+	int rc;
+
+	if (db_batch)
+		return -EBUSY;
+	rc = mdb_txn_begin(db->db_env, NULL, 0, &db_batch);
+	if (rc) {
+		db_batch = NULL;
+		return db_err(rc, "batch_begin");
+	}
+	db_batch_db = db;
+	return 0;
+}
+
+int mds_db_batch_end(struct mds_db *db)
+{
+	int rc;
+
+	if (!db_batch || db_batch_db != db)
+		return -EINVAL;
+	rc = mdb_txn_commit(db_batch);
+	db_batch = NULL;
+	db_batch_db = NULL;
+	return db_err(rc, "batch_commit");
+}
+
 int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out)
 {
+	MDB_txn *parent = db_batch_db == db ? db_batch : NULL;
 	struct mds_txn *txn;
 	int rc;
 
@@ -171,7 +203,9 @@ int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out)
 	if (!txn)
 		return -ENOMEM;
 	txn->tx_db = db;
-	rc = mdb_txn_begin(db->db_env, NULL, rdonly ? MDB_RDONLY : 0,
+	/* Nested transactions are read-write; a read-only one in a batch sees
+	 * what the batch wrote so far. */
+	rc = mdb_txn_begin(db->db_env, parent, rdonly && !parent ? MDB_RDONLY : 0,
 			   &txn->tx_txn);
 	if (rc) {
 		free(txn);

@@ -35,7 +35,18 @@ int mds_db_open(const char *dir, uint64_t map_size, struct mds_db **out);
 void mds_db_close(struct mds_db *db);
 
 int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out);
-/* Commits durably (fsync) before returning; frees the txn either way. */
+/*
+ * Group commit.  Between mds_db_batch_begin() and mds_db_batch_end() on one
+ * thread, every transaction that thread begins (read-only ones included) is
+ * nested in one parent: its commit or abort is atomic as usual but not yet
+ * durable; mds_db_batch_end() commits the parent, with a single fsync for
+ * the whole batch.  Callers reply to nothing in a batch before it ends.
+ */
+int mds_db_batch_begin(struct mds_db *db);
+int mds_db_batch_end(struct mds_db *db);
+
+/* Commits durably (fsync) before returning (in a batch: into the batch);
+ * frees the txn either way. */
 int mds_db_txn_commit(struct mds_txn *txn);
 void mds_db_txn_abort(struct mds_txn *txn);
 

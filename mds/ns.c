@@ -1295,3 +1295,13 @@ out_free:
 	free(in);
 	return rc;
 }
+
+int mds_ns_batch_begin(struct mds_ns *ns)
+{
+	return mds_db_batch_begin(ns->ns_db);
+}
+
+int mds_ns_batch_end(struct mds_ns *ns)
+{
+	return mds_db_batch_end(ns->ns_db);
+}

@@ -138,6 +138,11 @@ int mds_ns_xattr_list(struct mds_ns *ns, const struct nc_cred *cred,
 int mds_ns_xattr_del(struct mds_ns *ns, const struct nc_cred *cred,
 		     const struct nc_fid *fid, const char *name);
 
+/* Group commit of the operations this thread runs in between (see
+ * mds/db.h): nothing they change is durable before mds_ns_batch_end(). */
+int mds_ns_batch_begin(struct mds_ns *ns);
+int mds_ns_batch_end(struct mds_ns *ns);
+
 /* MDT space (the LMDB map and the disk under it) and inode counts. */
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
 

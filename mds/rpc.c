@@ -17,6 +17,69 @@
 
 typedef int (*mds_op_fn)(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in);
 
+/*
+ * Group commit (see mds/server.c): the writer thread runs a batch of
+ * namespace changes in one LMDB transaction, and their replies are held
+ * here until that transaction is durable, so no client hears "done" for a
+ * change a crash could still undo.
+ */
+struct held_reply {
+	struct nc_req *hr_req;
+	int hr_status;
+	uint32_t hr_len;
+	struct held_reply *hr_next;
+	uint8_t hr_body[];
+};
+
+static __thread struct held_reply *held_head, **held_tail;
+
+void mds_rpc_hold_begin(void)
+{
+	held_head = NULL;
+	held_tail = &held_head;
+}
+
+void mds_rpc_hold_end(int commit_rc)
+{
+	struct held_reply *h = held_head;
+
+	held_head = NULL;
+	held_tail = NULL;
+	while (h) {
+		struct held_reply *next = h->hr_next;
+
+		if (commit_rc && !h->hr_status)
+			nc_req_reply_err(h->hr_req, commit_rc);
+		else
+			nc_req_reply(h->hr_req, h->hr_status, h->hr_body, h->hr_len, NULL, 0);
+		free(h);
+		h = next;
+	}
+}
+
+/* Every MDS reply goes through here: sent now, or held for the batch. */
+static int mds_reply(struct nc_req *req, int status, const void *body, uint32_t len)
+{
+	struct held_reply *h;
+
+	if (!held_tail)
+		return nc_req_reply(req, status, body, len, NULL, 0);
+	if (status)
+		len = 0;
+	h = malloc(sizeof(*h) + len);
+	if (!h)
+		return nc_req_reply_err(req, -ENOMEM); /* nothing is claimed */
+	h->hr_req = req;
+	h->hr_status = status;
+	h->hr_len = len;
+	h->hr_next = NULL;
+	if (len)
+		memcpy(h->hr_body, body, len);
+	*held_tail = h;
+	held_tail = &h->hr_next;
+	return 0;
+}
+
 /* Decodes the request body with @fn; -NC_E_PROTO (logged) on mismatch. */
 static int decode(struct nc_req *req, struct nc_xdr *in, nc_xdr_fn fn, void *msg)
 {
@@ -41,7 +104,7 @@ static int reply_msg(struct nc_req *req, nc_xdr_fn fn, void *msg)
 		int rc;
 
 		if (!buf)
-			return nc_req_reply_err(req, -ENOMEM);
+			return mds_reply(req, -ENOMEM, NULL, 0);
 		nc_xdr_init_encode(&x, buf, cap);
 		fn(&x, msg);
 		if (x.x_err == -EOVERFLOW && cap < NC_MAX_BODY) {
@@ -50,9 +113,9 @@ static int reply_msg(struct nc_req *req, nc_xdr_fn fn, void *msg)
 			continue;
 		}
 		if (x.x_err)
-			rc = nc_req_reply_err(req, x.x_err);
+			rc = mds_reply(req, x.x_err, NULL, 0);
 		else
-			rc = nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, NULL, 0);
+			rc = mds_reply(req, 0, buf, (uint32_t)x.x_pos);
 		free(buf);
 		return rc;
 	}
@@ -85,7 +148,7 @@ static int op_ost_register(struct mds_server *mds, struct nc_req *req, struct nc
 	if (req->rq_peer_role != NC_ROLE_OSS)
 		return -EPERM;
 	rc = mds_server_ost_register(mds, &rr.rr_ost, nc_srv_conn_id(req->rq_conn));
-	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
 }
 
 static int op_ost_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
@@ -189,7 +252,7 @@ static int op_unlink(struct mds_server *mds, struct nc_req *req, struct nc_xdr *
 	if (rc)
 		return rc;
 	mds_server_kick_destroy(mds);
-	return nc_req_reply(req, 0, NULL, 0, NULL, 0);
+	return mds_reply(req, 0, NULL, 0);
 }
 
 static int op_rename(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
@@ -202,7 +265,7 @@ static int op_rename(struct mds_server *mds, struct nc_req *req, struct nc_xdr *
 	if (rc)
 		return rc;
 	mds_server_kick_destroy(mds);
-	return nc_req_reply(req, 0, NULL, 0, NULL, 0);
+	return mds_reply(req, 0, NULL, 0);
 }
 
 static int op_readdir(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
@@ -339,7 +402,7 @@ static int op_xattr_set(struct mds_server *mds, struct nc_req *req, struct nc_xd
 	if (!rc)
 		rc = mds_ns_xattr_set(mds_server_ns(mds), &m.xr_cred, &m.xr_fid, m.xr_name,
 				      m.xr_value, m.xr_value_len, m.xr_flags);
-	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
 }
 
 static int op_xattr_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
@@ -371,7 +434,7 @@ static int op_xattr_del(struct mds_server *mds, struct nc_req *req, struct nc_xd
 
 	if (!rc)
 		rc = mds_ns_xattr_del(mds_server_ns(mds), &m.xr_cred, &m.xr_fid, m.xr_name);
-	return rc ? rc : nc_req_reply(req, 0, NULL, 0, NULL, 0);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
 }
 
 static int op_shard_state(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
@@ -427,21 +490,40 @@ static mds_op_fn op_table(uint16_t opcode)
 	}
 }
 
-void mds_handle(struct nc_req *req, void *arg)
+bool mds_op_is_write(uint16_t opcode)
 {
-	struct mds_server *mds = arg;
+	switch (opcode) {
+	case NC_OP_OST_REGISTER:
+	case NC_OP_SETATTR:
+	case NC_OP_CREATE:
+	case NC_OP_LINK:
+	case NC_OP_UNLINK:
+	case NC_OP_RENAME:
+	case NC_OP_SETLAYOUT:
+	case NC_OP_SIZE_UPDATE:
+	case NC_OP_XATTR_SET:
+	case NC_OP_XATTR_DEL:
+	case NC_OP_SHARD_STATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void mds_handle_op(struct mds_server *mds, struct nc_req *req)
+{
 	mds_op_fn fn = op_table(req->rq_hdr.mh_opcode);
 	struct nc_xdr in;
 	int rc;
 
 	if (!fn) {
-		nc_req_reply_err(req, -EOPNOTSUPP);
+		mds_reply(req, -EOPNOTSUPP, NULL, 0);
 		return;
 	}
 	if (req->rq_hdr.mh_bulk_len) {
 		nc_warn("mds", "req %" PRIu64 " from %s: unexpected bulk data",
 			req->rq_hdr.mh_reqid, req->rq_peer);
-		nc_req_reply_err(req, -NC_E_PROTO);
+		mds_reply(req, -NC_E_PROTO, NULL, 0);
 		return;
 	}
 	nc_debug("mds", "req %" PRIu64 " from %s: %s", req->rq_hdr.mh_reqid, req->rq_peer,
@@ -449,5 +531,17 @@ void mds_handle(struct nc_req *req, void *arg)
 	nc_xdr_init_decode(&in, req->rq_body, req->rq_hdr.mh_body_len);
 	rc = fn(mds, req, &in);
 	if (rc)
-		nc_req_reply_err(req, rc);
+		mds_reply(req, rc, NULL, 0);
+}
+
+void mds_handle(struct nc_req *req, void *arg)
+{
+	struct mds_server *mds = arg;
+
+	/* Changes go to the writer thread, which commits them in batches;
+	 * reads are served here from LMDB read transactions. */
+	if (mds_op_is_write(req->rq_hdr.mh_opcode))
+		mds_server_queue_write(mds, req);
+	else
+		mds_handle_op(mds, req);
 }

@@ -7,6 +7,12 @@
  * asks each OST that holds an object to destroy it, and removes the record
  * once every object is gone.  Records whose OSTs are down stay queued and
  * are retried on every pass, also after an MDS restart.
+ *
+ * Group commit: LMDB has one writer at a time and every commit costs an
+ * fsync, so requests that change the namespace go to one writer thread,
+ * which runs up to MDS_BATCH_MAX queued ones in one transaction (each in a
+ * nested transaction of its own, atomic as before), commits once, and only
+ * then sends their replies.  Concurrent creates share one fsync.
  */
 #include "config.h"
 
@@ -33,8 +39,18 @@ struct mds_oss_conn {
 	struct nc_cconn *oc_conn;
 };
 
+#define MDS_BATCH_MAX 64
+
 struct mds_server {
 	struct mds_conf ms_conf;
+	/* the writer thread and its queue (FIFO of requests) */
+	pthread_t ms_writer;
+	bool ms_writer_started;
+	bool ms_writer_stop;
+	pthread_mutex_t ms_wq_lock;
+	pthread_cond_t ms_wq_cond;
+	struct nc_req **ms_wq;
+	size_t ms_wq_cap, ms_wq_head, ms_wq_len;
 	struct mds_ns *ms_ns;
 	struct nc_server *ms_srv;
 	pthread_mutex_t ms_ost_lock;
@@ -157,6 +173,80 @@ static int load_osts(struct mds_server *mds)
 	}
 	free(list);
 	return rc;
+}
+
+/* ---- the writer thread (group commit) ---- */
+
+void mds_server_queue_write(struct mds_server *mds, struct nc_req *req)
+{
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	if (mds->ms_wq_len == mds->ms_wq_cap) {
+		size_t ncap = mds->ms_wq_cap ? mds->ms_wq_cap * 2 : 256;
+		struct nc_req **nq = calloc(ncap, sizeof(*nq));
+
+		if (!nq) {
+			pthread_mutex_unlock(&mds->ms_wq_lock);
+			nc_req_reply_err(req, -ENOMEM);
+			return;
+		}
+		for (size_t i = 0; i < mds->ms_wq_len; i++)
+			nq[i] = mds->ms_wq[(mds->ms_wq_head + i) % mds->ms_wq_cap];
+		free(mds->ms_wq);
+		mds->ms_wq = nq;
+		mds->ms_wq_cap = ncap;
+		mds->ms_wq_head = 0;
+	}
+	mds->ms_wq[(mds->ms_wq_head + mds->ms_wq_len++) % mds->ms_wq_cap] = req;
+	pthread_cond_signal(&mds->ms_wq_cond);
+	pthread_mutex_unlock(&mds->ms_wq_lock);
+}
+
+/* Runs @n requests in one batch and replies once it is durable. */
+static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
+{
+	int rc;
+
+	mds_rpc_hold_begin();
+	rc = mds_ns_batch_begin(mds->ms_ns);
+	if (!rc) {
+		for (size_t i = 0; i < n; i++)
+			mds_handle_op(mds, reqs[i]);
+		rc = mds_ns_batch_end(mds->ms_ns);
+		if (rc)
+			nc_error("mds", "group commit of %zu requests failed: %s", n, nc_strerror(rc));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			nc_req_reply_err(reqs[i], rc);
+	}
+	mds_rpc_hold_end(rc);
+	/* Unlinks in the batch may have queued objects: they are durable now. */
+	mds_server_kick_destroy(mds);
+}
+
+static void *writer_main(void *arg)
+{
+	struct mds_server *mds = arg;
+	struct nc_req *reqs[MDS_BATCH_MAX];
+
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	for (;;) {
+		size_t n = 0;
+
+		while (!mds->ms_wq_len && !mds->ms_writer_stop)
+			pthread_cond_wait(&mds->ms_wq_cond, &mds->ms_wq_lock);
+		if (!mds->ms_wq_len)
+			break; /* stopping, and nothing left */
+		while (n < MDS_BATCH_MAX && mds->ms_wq_len) {
+			reqs[n++] = mds->ms_wq[mds->ms_wq_head];
+			mds->ms_wq_head = (mds->ms_wq_head + 1) % mds->ms_wq_cap;
+			mds->ms_wq_len--;
+		}
+		pthread_mutex_unlock(&mds->ms_wq_lock);
+		writer_batch(mds, reqs, n);
+		pthread_mutex_lock(&mds->ms_wq_lock);
+	}
+	pthread_mutex_unlock(&mds->ms_wq_lock);
+	return NULL;
 }
 
 /* ---- destroy thread ---- */
@@ -319,6 +409,8 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	pthread_mutex_init(&mds->ms_ost_lock, NULL);
 	pthread_mutex_init(&mds->ms_lock, NULL);
 	pthread_cond_init(&mds->ms_cond, NULL);
+	pthread_mutex_init(&mds->ms_wq_lock, NULL);
+	pthread_cond_init(&mds->ms_wq_cond, NULL);
 
 	rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
 	if (rc == -NC_E_NOTFMT && conf->mc_format) {
@@ -367,8 +459,12 @@ out_free:
 
 int mds_server_start(struct mds_server *mds)
 {
-	int rc = nc_server_start(mds->ms_srv);
+	int rc = pthread_create(&mds->ms_writer, NULL, writer_main, mds);
 
+	if (rc)
+		return -rc;
+	mds->ms_writer_started = true;
+	rc = nc_server_start(mds->ms_srv);
 	if (rc)
 		return rc;
 	rc = pthread_create(&mds->ms_destroy, NULL, destroy_main, mds);
@@ -398,6 +494,16 @@ void mds_server_stop(struct mds_server *mds)
 		mds->ms_destroy_started = false;
 	}
 	nc_server_stop(mds->ms_srv);
+	/* After the service threads: nothing is queued any more; what is
+	 * queued still runs (and its replies go to connections now closed). */
+	if (mds->ms_writer_started) {
+		pthread_mutex_lock(&mds->ms_wq_lock);
+		mds->ms_writer_stop = true;
+		pthread_cond_broadcast(&mds->ms_wq_cond);
+		pthread_mutex_unlock(&mds->ms_wq_lock);
+		pthread_join(mds->ms_writer, NULL);
+		mds->ms_writer_started = false;
+	}
 }
 
 void mds_server_free(struct mds_server *mds)
@@ -409,6 +515,9 @@ void mds_server_free(struct mds_server *mds)
 	for (int i = 0; i < mds->ms_noss; i++)
 		nc_cconn_free(mds->ms_oss[i].oc_conn);
 	mds_ns_close(mds->ms_ns);
+	free(mds->ms_wq);
+	pthread_mutex_destroy(&mds->ms_wq_lock);
+	pthread_cond_destroy(&mds->ms_wq_cond);
 	pthread_mutex_destroy(&mds->ms_ost_lock);
 	pthread_mutex_destroy(&mds->ms_lock);
 	pthread_cond_destroy(&mds->ms_cond);

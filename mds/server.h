@@ -44,5 +44,11 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 /* Wakes the destroy thread (a file lost its last link). */
 void mds_server_kick_destroy(struct mds_server *mds);
 void mds_handle(struct nc_req *req, void *arg);
+/* Group commit plumbing between mds/rpc.c and the writer thread. */
+bool mds_op_is_write(uint16_t opcode);
+void mds_handle_op(struct mds_server *mds, struct nc_req *req);
+void mds_server_queue_write(struct mds_server *mds, struct nc_req *req);
+void mds_rpc_hold_begin(void);
+void mds_rpc_hold_end(int commit_rc);
 
 #endif

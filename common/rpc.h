@@ -88,6 +88,19 @@ void nc_req_drop(struct nc_req *req);
 uint64_t nc_srv_conn_id(const struct nc_srv_conn *conn);
 const char *nc_srv_conn_peer(const struct nc_srv_conn *conn);
 
+/*
+ * A FIFO of requests that grows as needed (a ring buffer); the caller
+ * locks.  Zero-initialised is empty.  push: 0 or -ENOMEM (nothing queued);
+ * pop: NULL when empty.
+ */
+struct nc_reqq {
+	struct nc_req **rq_ring;
+	size_t rq_cap, rq_head, rq_len;
+};
+int nc_reqq_push(struct nc_reqq *q, struct nc_req *req);
+struct nc_req *nc_reqq_pop(struct nc_reqq *q);
+void nc_reqq_fini(struct nc_reqq *q);
+
 /* ---------------- Client side ---------------- */
 
 struct nc_cconn;

@@ -78,8 +78,7 @@ struct nc_server {
 	pthread_mutex_t s_lock;
 	pthread_cond_t s_cond;
 	/* the request queue (FIFO) */
-	struct nc_req **s_queue;
-	size_t s_qcap, s_qhead, s_qlen;
+	struct nc_reqq s_queue;
 	uint64_t s_mem;         /* request bytes held */
 	struct nc_srv_conn *s_conns;
 	int s_nconns;
@@ -317,7 +316,6 @@ static bool dispatch(struct nc_srv_conn *c)
 	struct nc_msg_hdr *h = &c->sc_hdr;
 	struct srv_req *sr = (struct srv_req *)c->sc_msg;
 	struct nc_req *req;
-	size_t qi;
 
 	c->sc_msg = NULL;
 	req = &sr->sr_req;
@@ -358,27 +356,14 @@ static bool dispatch(struct nc_srv_conn *c)
 	pthread_mutex_lock(&srv->s_lock);
 	c->sc_inflight++;
 	srv->s_mem += sr->sr_size;
-	if (srv->s_qlen == srv->s_qcap) {
-		/* Bounded by MAX_CONNS * MAX_INFLIGHT; grow in place. */
-		size_t ncap = srv->s_qcap * 2;
-		struct nc_req **nq = calloc(ncap, sizeof(*nq));
-
-		if (!nq) {
-			c->sc_inflight--;
-			srv->s_mem -= sr->sr_size;
-			pthread_mutex_unlock(&srv->s_lock);
-			atomic_fetch_sub(&c->sc_refs, 1);
-			goto drop;
-		}
-		for (size_t i = 0; i < srv->s_qlen; i++)
-			nq[i] = srv->s_queue[(srv->s_qhead + i) % srv->s_qcap];
-		free(srv->s_queue);
-		srv->s_queue = nq;
-		srv->s_qcap = ncap;
-		srv->s_qhead = 0;
+	/* Bounded by MAX_CONNS * MAX_INFLIGHT. */
+	if (nc_reqq_push(&srv->s_queue, req)) {
+		c->sc_inflight--;
+		srv->s_mem -= sr->sr_size;
+		pthread_mutex_unlock(&srv->s_lock);
+		atomic_fetch_sub(&c->sc_refs, 1);
+		goto drop;
 	}
-	qi = (srv->s_qhead + srv->s_qlen++) % srv->s_qcap;
-	srv->s_queue[qi] = req;
 	pthread_cond_signal(&srv->s_cond);
 	pthread_mutex_unlock(&srv->s_lock);
 	return true;
@@ -604,15 +589,13 @@ static void *worker_main(void *arg)
 		struct nc_req *req;
 
 		pthread_mutex_lock(&srv->s_lock);
-		while (!srv->s_qlen && !srv->s_stopping)
+		while (!srv->s_queue.rq_len && !srv->s_stopping)
 			pthread_cond_wait(&srv->s_cond, &srv->s_lock);
 		if (srv->s_stopping) {
 			pthread_mutex_unlock(&srv->s_lock);
 			break;
 		}
-		req = srv->s_queue[srv->s_qhead];
-		srv->s_qhead = (srv->s_qhead + 1) % srv->s_qcap;
-		srv->s_qlen--;
+		req = nc_reqq_pop(&srv->s_queue);
 		pthread_mutex_unlock(&srv->s_lock);
 		srv->s_conf.sc_handler(req, srv->s_conf.sc_arg);
 	}
@@ -638,11 +621,9 @@ int nc_server_new(const struct nc_server_conf *conf, struct nc_server **out)
 	srv->s_conf.sc_fsname = srv->s_fsname;
 	pthread_mutex_init(&srv->s_lock, NULL);
 	pthread_cond_init(&srv->s_cond, NULL);
-	srv->s_qcap = 256;
-	srv->s_queue = calloc(srv->s_qcap, sizeof(*srv->s_queue));
 	srv->s_epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->s_wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!srv->s_queue || srv->s_epfd < 0 || srv->s_wakefd < 0)
+	if (srv->s_epfd < 0 || srv->s_wakefd < 0)
 		goto out_free;
 	e.events = EPOLLIN;
 	e.data.ptr = srv;
@@ -655,7 +636,6 @@ out_free:
 		close(srv->s_epfd);
 	if (srv->s_wakefd >= 0)
 		close(srv->s_wakefd);
-	free(srv->s_queue);
 	free(srv);
 	return -ENOMEM;
 }
@@ -757,18 +737,50 @@ void nc_server_stop(struct nc_server *srv)
 		pthread_join(srv->s_workers[i], NULL);
 	srv->s_nworkers = 0;
 	/* Requests never served are dropped without a reply. */
-	while (srv->s_qlen) {
-		struct nc_req *req = srv->s_queue[srv->s_qhead];
-
-		srv->s_qhead = (srv->s_qhead + 1) % srv->s_qcap;
-		srv->s_qlen--;
+	for (struct nc_req *req; (req = nc_reqq_pop(&srv->s_queue));)
 		nc_req_drop(req);
-	}
 	while (srv->s_conns)
 		conn_close(srv->s_conns, NULL);
 	for (int i = 0; i < srv->s_nlis; i++)
 		srv->s_lis[i].sl_ops->xo_close(srv->s_lis[i].sl_fd);
 	srv->s_nlis = 0;
+}
+
+int nc_reqq_push(struct nc_reqq *q, struct nc_req *req)
+{
+	if (q->rq_len == q->rq_cap) {
+		size_t ncap = q->rq_cap ? q->rq_cap * 2 : 256;
+		struct nc_req **nr = calloc(ncap, sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		for (size_t i = 0; i < q->rq_len; i++)
+			nr[i] = q->rq_ring[(q->rq_head + i) % q->rq_cap];
+		free(q->rq_ring);
+		q->rq_ring = nr;
+		q->rq_cap = ncap;
+		q->rq_head = 0;
+	}
+	q->rq_ring[(q->rq_head + q->rq_len++) % q->rq_cap] = req;
+	return 0;
+}
+
+struct nc_req *nc_reqq_pop(struct nc_reqq *q)
+{
+	struct nc_req *req;
+
+	if (!q->rq_len)
+		return NULL;
+	req = q->rq_ring[q->rq_head];
+	q->rq_head = (q->rq_head + 1) % q->rq_cap;
+	q->rq_len--;
+	return req;
+}
+
+void nc_reqq_fini(struct nc_reqq *q)
+{
+	free(q->rq_ring);
+	memset(q, 0, sizeof(*q));
 }
 
 void nc_server_free(struct nc_server *srv)
@@ -783,7 +795,7 @@ void nc_server_free(struct nc_server *srv)
 	close(srv->s_epfd);
 	close(srv->s_wakefd);
 	free(srv->s_workers);
-	free(srv->s_queue);
+	nc_reqq_fini(&srv->s_queue);
 	pthread_mutex_destroy(&srv->s_lock);
 	pthread_cond_destroy(&srv->s_cond);
 	free(srv);

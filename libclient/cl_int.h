@@ -165,7 +165,7 @@ struct cl_chunk_op {
 };
 
 int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **out);
-/* One request without retries (locks, probes). */
+/* One request without retries (locks, probes); @enc may be NULL (no body). */
 int cl_rpc_once(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req);
 bool cl_chunk_usable(const struct nc_layout *l, uint64_t row, uint32_t i);
 int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l,

@@ -64,7 +64,8 @@ int cl_rpc_once(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req)
 	int rc;
 
 	nc_xdr_init_encode(&x, body, sizeof(body));
-	enc(&x, req);
+	if (enc)
+		enc(&x, req);
 	if (x.x_err)
 		return x.x_err;
 	nc_wait_init(&w);

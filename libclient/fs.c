@@ -218,26 +218,6 @@ int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
 
 /* ---- connect ---- */
 
-/* One PING without retries: nacre_connect fails at once on a wrong address
- * or filesystem name instead of waiting out the retry window. */
-static int ping_once(struct nc_cconn *cc)
-{
-	struct nc_call call;
-	struct nc_wait w;
-	int rc;
-
-	nc_wait_init(&w);
-	nc_call_init(&call, NC_OP_PING, NULL, 0);
-	call.c_wait = &w;
-	rc = nc_cconn_submit(cc, &call);
-	if (rc == 0) {
-		nc_wait_all(&w);
-		rc = call.c_status;
-		nc_call_fini(&call);
-	}
-	nc_wait_fini(&w);
-	return rc;
-}
 
 NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 			    const struct nacre_opts *opts, struct nacre_fs **out)
@@ -268,7 +248,9 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 		goto out_free;
 	/* The first request connects: fail now, not at first use, when the
 	 * address or the name is wrong. */
-	rc = ping_once(fs->fs_mds);
+	/* One PING without retries: a wrong address or filesystem name fails
+	 * at once instead of waiting out the retry window. */
+	rc = cl_rpc_once(fs->fs_mds, NC_OP_PING, NULL, NULL);
 	if (rc)
 		goto out_free;
 	rc = cl_ost_refresh(fs);

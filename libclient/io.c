@@ -80,8 +80,12 @@ void cl_pieces_fini(struct cl_piece *p, int n)
 		nc_call_fini(&p[i].ip_call);
 }
 
-ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		   void *buf, size_t len, uint64_t off)
+/*
+ * Plain striping: reads (@opcode OBJ_READ, into @buf) or writes (OBJ_WRITE,
+ * from @buf) [off, off + len), CL_IO_BATCH pieces in flight at a time.
+ */
+static int plain_io(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		    uint16_t opcode, uint8_t *buf, size_t len, uint64_t off)
 {
 	struct nc_extent ext[CL_IO_BATCH];
 	struct cl_piece *p;
@@ -100,25 +104,30 @@ ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			break;
 		}
 		for (int i = 0; i < n; i++) {
-			uint8_t *dst = (uint8_t *)buf + (ext[i].e_file_off - off);
+			uint8_t *at = buf + (ext[i].e_file_off - off);
 
 			p[i].ip_ext = ext[i];
-			rc = cl_piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_READ);
+			rc = cl_piece_prepare(fs, fid, l, &p[i], opcode);
 			if (rc) {
 				cl_pieces_fini(p, i);
 				goto out;
 			}
-			p[i].ip_call.c_bulk_dst = dst;
-			p[i].ip_call.c_bulk_dst_cap = ext[i].e_len;
+			if (opcode == NC_OP_OBJ_READ) {
+				p[i].ip_call.c_bulk_dst = at;
+				p[i].ip_call.c_bulk_dst_cap = ext[i].e_len;
+			} else {
+				p[i].ip_call.c_bulk = at;
+				p[i].ip_call.c_bulk_len = ext[i].e_len;
+			}
 			batch += ext[i].e_len;
 		}
 		rc = cl_pieces_run(p, n, true);
-		for (int i = 0; !rc && i < n; i++) {
+		for (int i = 0; !rc && opcode == NC_OP_OBJ_READ && i < n; i++) {
 			uint32_t got = p[i].ip_call.c_rep_bulk_len;
 
 			/* Past an object's end lies a hole: zeros. */
 			if (got < p[i].ip_ext.e_len)
-				memset((uint8_t *)buf + (p[i].ip_ext.e_file_off - off) + got, 0,
+				memset(buf + (p[i].ip_ext.e_file_off - off) + got, 0,
 				       p[i].ip_ext.e_len - got);
 		}
 		cl_pieces_fini(p, n);
@@ -128,48 +137,22 @@ ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 	}
 out:
 	free(p);
-	return rc ? rc : (ssize_t)done;
+	return rc;
+}
+
+ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		   void *buf, size_t len, uint64_t off)
+{
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_READ, buf, len, off);
+
+	return rc ? rc : (ssize_t)len;
 }
 
 int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		const void *buf, size_t len, uint64_t off)
 {
-	struct nc_extent ext[CL_IO_BATCH];
-	struct cl_piece *p;
-	size_t done = 0;
-	int rc = 0;
-
-	p = calloc(CL_IO_BATCH, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	while (done < len) {
-		int n = nc_layout_map(l, off + done, len - done, ext, CL_IO_BATCH);
-		uint64_t batch = 0;
-
-		if (n <= 0) {
-			rc = n < 0 ? n : -NC_E_LAYOUT;
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			p[i].ip_ext = ext[i];
-			rc = cl_piece_prepare(fs, fid, l, &p[i], NC_OP_OBJ_WRITE);
-			if (rc) {
-				cl_pieces_fini(p, i);
-				goto out;
-			}
-			p[i].ip_call.c_bulk = (const uint8_t *)buf + (ext[i].e_file_off - off);
-			p[i].ip_call.c_bulk_len = ext[i].e_len;
-			batch += ext[i].e_len;
-		}
-		rc = cl_pieces_run(p, n, true);
-		cl_pieces_fini(p, n);
-		if (rc)
-			break;
-		done += batch;
-	}
-out:
-	free(p);
-	return rc;
+	/* Written from, never into: the cast only shares the loop. */
+	return plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off);
 }
 
 int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,

@@ -187,9 +187,10 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		if (rc)
 			break;
 		rp->rp_st.rows++;
-		rp->rp_st.chunks_bad = rp->rp_st.chunks_fixed;
 		repair_progress(rp, row + 1);
 	}
+	/* For a rebuild, every chunk it had to regenerate was a bad one. */
+	rp->rp_st.chunks_bad = rp->rp_st.chunks_fixed;
 	for (uint32_t s = 0; !rc && s < rp->rp_layout.l_stripe_count; s++) {
 		if (!(stale >> s & 1))
 			continue;

@@ -49,8 +49,7 @@ struct mds_server {
 	bool ms_writer_stop;
 	pthread_mutex_t ms_wq_lock;
 	pthread_cond_t ms_wq_cond;
-	struct nc_req **ms_wq;
-	size_t ms_wq_cap, ms_wq_head, ms_wq_len;
+	struct nc_reqq ms_wq;
 	struct mds_ns *ms_ns;
 	struct nc_server *ms_srv;
 	pthread_mutex_t ms_ost_lock;
@@ -179,26 +178,15 @@ static int load_osts(struct mds_server *mds)
 
 void mds_server_queue_write(struct mds_server *mds, struct nc_req *req)
 {
-	pthread_mutex_lock(&mds->ms_wq_lock);
-	if (mds->ms_wq_len == mds->ms_wq_cap) {
-		size_t ncap = mds->ms_wq_cap ? mds->ms_wq_cap * 2 : 256;
-		struct nc_req **nq = calloc(ncap, sizeof(*nq));
+	int rc;
 
-		if (!nq) {
-			pthread_mutex_unlock(&mds->ms_wq_lock);
-			nc_req_reply_err(req, -ENOMEM);
-			return;
-		}
-		for (size_t i = 0; i < mds->ms_wq_len; i++)
-			nq[i] = mds->ms_wq[(mds->ms_wq_head + i) % mds->ms_wq_cap];
-		free(mds->ms_wq);
-		mds->ms_wq = nq;
-		mds->ms_wq_cap = ncap;
-		mds->ms_wq_head = 0;
-	}
-	mds->ms_wq[(mds->ms_wq_head + mds->ms_wq_len++) % mds->ms_wq_cap] = req;
-	pthread_cond_signal(&mds->ms_wq_cond);
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	rc = nc_reqq_push(&mds->ms_wq, req);
+	if (!rc)
+		pthread_cond_signal(&mds->ms_wq_cond);
 	pthread_mutex_unlock(&mds->ms_wq_lock);
+	if (rc)
+		nc_req_reply_err(req, rc);
 }
 
 /* Runs @n requests in one batch and replies once it is durable. */
@@ -232,15 +220,12 @@ static void *writer_main(void *arg)
 	for (;;) {
 		size_t n = 0;
 
-		while (!mds->ms_wq_len && !mds->ms_writer_stop)
+		while (!mds->ms_wq.rq_len && !mds->ms_writer_stop)
 			pthread_cond_wait(&mds->ms_wq_cond, &mds->ms_wq_lock);
-		if (!mds->ms_wq_len)
+		if (!mds->ms_wq.rq_len)
 			break; /* stopping, and nothing left */
-		while (n < MDS_BATCH_MAX && mds->ms_wq_len) {
-			reqs[n++] = mds->ms_wq[mds->ms_wq_head];
-			mds->ms_wq_head = (mds->ms_wq_head + 1) % mds->ms_wq_cap;
-			mds->ms_wq_len--;
-		}
+		while (n < MDS_BATCH_MAX && (reqs[n] = nc_reqq_pop(&mds->ms_wq)))
+			n++;
 		pthread_mutex_unlock(&mds->ms_wq_lock);
 		writer_batch(mds, reqs, n);
 		pthread_mutex_lock(&mds->ms_wq_lock);
@@ -515,7 +500,7 @@ void mds_server_free(struct mds_server *mds)
 	for (int i = 0; i < mds->ms_noss; i++)
 		nc_cconn_free(mds->ms_oss[i].oc_conn);
 	mds_ns_close(mds->ms_ns);
-	free(mds->ms_wq);
+	nc_reqq_fini(&mds->ms_wq);
 	pthread_mutex_destroy(&mds->ms_wq_lock);
 	pthread_cond_destroy(&mds->ms_wq_cond);
 	pthread_mutex_destroy(&mds->ms_ost_lock);

@@ -1097,6 +1097,21 @@ static void mnt_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(buf);
 }
 
+/* Our virtual names are read-only and security./system. ones are not
+ * kept: refuses (and replies) for those, before any request. */
+static bool mnt_xattr_write_refused(fuse_req_t req, const char *name)
+{
+	if (mnt_xattr_is_virtual(name)) {
+		fuse_reply_err(req, EPERM);
+		return true;
+	}
+	if (mnt_xattr_is_foreign(name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return true;
+	}
+	return false;
+}
+
 static void mnt_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			    const char *value, size_t size, int flags)
 {
@@ -1105,14 +1120,8 @@ static void mnt_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	struct nacre_fid fid;
 	int rc;
 
-	if (mnt_xattr_is_virtual(name)) {
-		fuse_reply_err(req, EPERM);
+	if (mnt_xattr_write_refused(req, name))
 		return;
-	}
-	if (mnt_xattr_is_foreign(name)) {
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
 	mnt_ino_to_fid(ino, &fid);
 	mnt_cred_get(req, &cred);
 	rc = nacre_setxattr_fid(ctx->mc_fs, &cred, &fid, name, value, size,
@@ -1127,14 +1136,8 @@ static void mnt_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct nacre_fid fid;
 	int rc;
 
-	if (mnt_xattr_is_virtual(name)) {
-		fuse_reply_err(req, EPERM);
+	if (mnt_xattr_write_refused(req, name))
 		return;
-	}
-	if (mnt_xattr_is_foreign(name)) {
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
 	mnt_ino_to_fid(ino, &fid);
 	mnt_cred_get(req, &cred);
 	rc = nacre_removexattr_fid(ctx->mc_fs, &cred, &fid, name);

@@ -52,6 +52,7 @@ struct nacre_fs {
 	struct cl_hidden *fs_hidden;
 	struct nc_ec *fs_ec[NC_EC_MAX_K + 1][NC_EC_MAX_M + 1]; /* coders, made on first use */
 	size_t fs_wb_bytes;             /* under fs_lock: write-back buffers held */
+	struct cl_ncache *fs_ncache;    /* names of path resolution (ncache.c) */
 };
 
 struct nacre_file {
@@ -88,6 +89,20 @@ int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out);
 int cl_ost_refresh(struct nacre_fs *fs);
 /* Maps library-internal error codes for callers (identity today). */
 int cl_err(int rc);
+
+/* ncache.c: the name cache of path resolution; NULL or a TTL <= 0 makes
+ * every call a no-op (get misses). */
+struct cl_ncache;
+int cl_ncache_new(int ttl_ms, struct cl_ncache **out);
+void cl_ncache_free(struct cl_ncache *n);
+bool cl_ncache_get(struct cl_ncache *n, const struct nc_cred *cred, const struct nc_fid *parent,
+		   const char *name, struct nc_attr *attr);
+void cl_ncache_put(struct cl_ncache *n, const struct nc_cred *cred, const struct nc_fid *parent,
+		   const char *name, const struct nc_attr *attr);
+/* This client changed the file: forget its attributes under every name. */
+void cl_ncache_drop_fid(struct cl_ncache *n, const struct nc_fid *fid);
+/* The name went away or changed meaning. */
+void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const char *name);
 
 /* md.c */
 int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr);

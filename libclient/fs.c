@@ -241,6 +241,10 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 		cl_cred_from(fs, opts->cred, &fs->fs_cred);
 	else
 		process_cred(&fs->fs_cred);
+	rc = cl_ncache_new(!opts || opts->attr_cache_ms == 0 ? 10000 : opts->attr_cache_ms,
+			   &fs->fs_ncache);
+	if (rc)
+		goto out_free;
 	co.co_timeout_ms = fs->fs_timeout_ms;
 	co.co_retry_ms = fs->fs_retry_ms;
 	rc = nc_cconn_new(mds_addr, fsname, &co, &fs->fs_mds);
@@ -279,6 +283,7 @@ NACRE_API void nacre_disconnect(struct nacre_fs *fs)
 		fs->fs_hidden = h->h_next;
 		free(h);
 	}
+	cl_ncache_free(fs->fs_ncache);
 	pthread_mutex_destroy(&fs->fs_lock);
 	free(fs);
 }

@@ -89,7 +89,10 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	if (rc)
 		return rc;
 	strcpy(m.nr_name, name);
-	return attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, NULL);
+	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, NULL);
+	if (!rc)
+		cl_ncache_put(fs->fs_ncache, cred, parent, name, attr);
+	return rc;
 }
 
 int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
@@ -116,6 +119,9 @@ int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 		strcpy(m->cq_target, target);
 	rc = attr_rpc(fs, NC_OP_CREATE, (nc_xdr_fn)nc_wire_create_req, m, attr, layout);
 	free(m);
+	cl_ncache_drop_fid(fs->fs_ncache, parent); /* its mtime and link count */
+	if (!rc)
+		cl_ncache_put(fs->fs_ncache, cred, parent, name, attr);
 	return rc;
 }
 
@@ -125,13 +131,19 @@ int cl_md_size_update(struct nacre_fs *fs, const struct nc_cred *cred, const str
 	struct nc_size_req m = { .su_cred = *cred, .su_fid = *fid, .su_size = size,
 				 .su_flags = flags };
 
-	return attr_rpc(fs, NC_OP_SIZE_UPDATE, (nc_xdr_fn)nc_wire_size_req, &m, attr, NULL);
+	int rc = attr_rpc(fs, NC_OP_SIZE_UPDATE, (nc_xdr_fn)nc_wire_size_req, &m, attr, NULL);
+
+	cl_ncache_drop_fid(fs->fs_ncache, fid);
+	return rc;
 }
 
 int cl_md_setattr(struct nacre_fs *fs, const struct nc_setattr_req *sa, struct nc_attr *attr)
 {
-	return attr_rpc(fs, NC_OP_SETATTR, (nc_xdr_fn)nc_wire_setattr_req, (void *)sa, attr,
-			NULL);
+	int rc = attr_rpc(fs, NC_OP_SETATTR, (nc_xdr_fn)nc_wire_setattr_req, (void *)sa, attr,
+			  NULL);
+
+	cl_ncache_drop_fid(fs->fs_ncache, &sa->sa_fid);
+	return rc;
 }
 
 int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
@@ -143,7 +155,10 @@ int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	if (rc)
 		return rc;
 	strcpy(m.nr_name, name);
-	return plain_rpc(fs, NC_OP_UNLINK, (nc_xdr_fn)nc_wire_name_req, &m);
+	rc = plain_rpc(fs, NC_OP_UNLINK, (nc_xdr_fn)nc_wire_name_req, &m);
+	cl_ncache_drop_name(fs->fs_ncache, parent, name);
+	cl_ncache_drop_fid(fs->fs_ncache, parent);
+	return rc;
 }
 
 int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *op,
@@ -159,7 +174,12 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 		return rc;
 	strcpy(m.rn_oldname, on);
 	strcpy(m.rn_newname, nn);
-	return plain_rpc(fs, NC_OP_RENAME, (nc_xdr_fn)nc_wire_rename_req, &m);
+	rc = plain_rpc(fs, NC_OP_RENAME, (nc_xdr_fn)nc_wire_rename_req, &m);
+	cl_ncache_drop_name(fs->fs_ncache, op, on);
+	cl_ncache_drop_name(fs->fs_ncache, np, nn);
+	cl_ncache_drop_fid(fs->fs_ncache, op);
+	cl_ncache_drop_fid(fs->fs_ncache, np);
+	return rc;
 }
 
 /*
@@ -376,6 +396,8 @@ NACRE_API int nacre_link_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 	fid_in(newparent, &m.rn_newparent);
 	strcpy(m.rn_newname, newname);
 	rc = attr_rpc(fs, NC_OP_LINK, (nc_xdr_fn)nc_wire_rename_req, &m, &attr, NULL);
+	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_src);
+	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_newparent);
 	if (!rc && st)
 		cl_stat_from_attr(&attr, st);
 	return rc;
@@ -555,7 +577,9 @@ NACRE_API int nacre_setxattr_fid(struct nacre_fs *fs, const struct nacre_cred *c
 		m.xr_flags |= NC_XATTR_CREATE;
 	if (flags & XATTR_REPLACE)
 		m.xr_flags |= NC_XATTR_REPLACE;
-	return plain_rpc(fs, NC_OP_XATTR_SET, (nc_xdr_fn)nc_wire_xattr_req, &m);
+	rc = plain_rpc(fs, NC_OP_XATTR_SET, (nc_xdr_fn)nc_wire_xattr_req, &m);
+	cl_ncache_drop_fid(fs->fs_ncache, &m.xr_fid); /* its ctime */
+	return rc;
 }
 
 NACRE_API int nacre_listxattr_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
@@ -585,7 +609,9 @@ NACRE_API int nacre_removexattr_fid(struct nacre_fs *fs, const struct nacre_cred
 
 	if (rc)
 		return rc;
-	return plain_rpc(fs, NC_OP_XATTR_DEL, (nc_xdr_fn)nc_wire_xattr_req, &m);
+	rc = plain_rpc(fs, NC_OP_XATTR_DEL, (nc_xdr_fn)nc_wire_xattr_req, &m);
+	cl_ncache_drop_fid(fs->fs_ncache, &m.xr_fid); /* its ctime */
+	return rc;
 }
 
 /* ---- layouts ---- */

@@ -138,6 +138,11 @@ struct nacre_opts {
 	const struct nacre_cred *cred; /**< default identity; NULL: the process's */
 	int timeout_ms;         /**< per request; 0: 30 s */
 	int retry_ms;           /**< how long to wait for a restarting server; 0: 60 s */
+	/** How long path resolution (nacre_stat(), nacre_open(), ...) may reuse
+	 * a name and its attributes; 0: 10 s (as the mount), negative: never.
+	 * This client's own changes show at once; another client's within this
+	 * time; nacre_open() always sees the file as the MDS has it. */
+	int attr_cache_ms;
 };
 
 /* ---- Connection ---- */

@@ -2,7 +2,8 @@
 /*
  * Path resolution on the client: one LOOKUP per component, symbolic links
  * followed (at most 40, as Linux), ".." handled with the stack of
- * directories walked so far.
+ * directories walked so far.  Names found recently come from the name
+ * cache (ncache.c) without a request.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@ struct walk {
 	struct nc_fid w_stack[PATH_DEPTH_MAX];
 	int w_depth;            /* w_stack[w_depth - 1] is the current dir */
 	int w_links;
+	bool w_nocache;         /* ask the MDS for every name */
 };
 
 static int walk_path(struct nacre_fs *fs, const struct nc_cred *cred, struct walk *w,
@@ -40,9 +42,12 @@ static int step(struct nacre_fs *fs, const struct nc_cred *cred, struct walk *w,
 			w->w_depth--;
 		return cl_md_getattr(fs, &w->w_stack[w->w_depth - 1], attr);
 	}
-	rc = cl_md_lookup(fs, cred, &w->w_stack[w->w_depth - 1], name, attr);
-	if (rc)
-		return rc;
+	if (w->w_nocache ||
+	    !cl_ncache_get(fs->fs_ncache, cred, &w->w_stack[w->w_depth - 1], name, attr)) {
+		rc = cl_md_lookup(fs, cred, &w->w_stack[w->w_depth - 1], name, attr);
+		if (rc)
+			return rc;
+	}
 	if (S_ISLNK(attr->a_mode) && (!last || follow_last)) {
 		char target[NC_SYMLINK_MAX + 1];
 		struct nacre_fid f = { attr->a_fid.f_seq, attr->a_fid.f_oid };
@@ -104,8 +109,8 @@ static int walk_path(struct nacre_fs *fs, const struct nc_cred *cred, struct wal
 	return 0;
 }
 
-static int resolve(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
-		   bool follow, struct nc_attr *attr)
+static int resolve_how(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+		       bool follow, bool nocache, struct nc_attr *attr)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	int rc;
@@ -118,9 +123,16 @@ static int resolve(struct nacre_fs *fs, const struct nc_cred *cred, const char *
 	}
 	nc_fid_root(&w->w_stack[0]);
 	w->w_depth = 1;
+	w->w_nocache = nocache;
 	rc = walk_path(fs, cred, w, path, follow, attr);
 	free(w);
 	return rc;
+}
+
+static int resolve(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+		   bool follow, struct nc_attr *attr)
+{
+	return resolve_how(fs, cred, path, follow, false, attr);
 }
 
 /* Splits @path into its parent directory (resolved) and last name. */
@@ -202,16 +214,26 @@ NACRE_API int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_
 	struct nacre_stat st;
 	struct nacre_fid p;
 	struct nc_fid parent;
+	struct nc_attr attr;
 	char name[NC_NAME_MAX + 1];
 	int rc;
 
-	rc = nacre_resolve(fs, NULL, path, !(flags & O_NOFOLLOW), &st);
-	if (rc == 0) {
+	/* A cached name may lead to a file another client removed: then the
+	 * open fails at the MDS and the path is walked again, asking for
+	 * every name (close-to-open). */
+	for (int fresh = 0; fresh < 2; fresh++) {
+		rc = resolve_how(fs, &fs->fs_cred, path, !(flags & O_NOFOLLOW), fresh, &attr);
+		if (rc)
+			break;
+		cl_stat_from_attr(&attr, &st);
 		if ((flags & O_CREAT) && (flags & O_EXCL))
 			return -EEXIST;
 		if (S_ISLNK(st.mode))
 			return -ELOOP;
-		return nacre_open_fid(fs, NULL, &st.fid, flags, out);
+		rc = nacre_open_fid(fs, NULL, &st.fid, flags, out);
+		if (rc != -ENOENT && rc != -ESTALE)
+			return rc;
+		cl_ncache_drop_fid(fs->fs_ncache, &attr.a_fid);
 	}
 	if (rc != -ENOENT || !(flags & O_CREAT))
 		return rc;

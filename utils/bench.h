@@ -85,6 +85,12 @@ struct bench_target {
 };
 
 /* The options of one run. */
+/* Workloads, for --only. */
+#define BENCH_W_TCP 0x1u
+#define BENCH_W_SEQ 0x2u
+#define BENCH_W_META 0x4u
+#define BENCH_W_ALL 0x7u
+
 struct bench_cfg {
 	const char *bc_mds;
 	const char *bc_fsname;
@@ -102,6 +108,7 @@ struct bench_cfg {
 	unsigned int bc_threads[BENCH_MAX_LIST];
 	size_t bc_reqs[2];              /* sequential request sizes */
 	size_t bc_rand[2];              /* random read sizes */
+	unsigned int bc_only;           /* BENCH_W_* workloads to run */
 };
 
 /* The run-wide state the workloads share. */

@@ -116,8 +116,10 @@ struct mnt_cache_slot {
 
 struct mnt_ctx {
 	struct nacre_fs *mc_fs;
+	struct fuse_session *mc_se;     /* set once the session exists */
 	double mc_attr_timeout;         /* seconds */
 	double mc_entry_timeout;
+	double mc_negative_timeout;
 	pthread_mutex_t mc_lock;        /* guards mc_files and mf_wr_end */
 	struct mnt_file *mc_files[MNT_FILE_BUCKETS];
 	unsigned int mc_nfiles;
@@ -126,7 +128,7 @@ struct mnt_ctx {
 
 /* @fs stays owned by the caller.  0 or -errno. */
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
-		 double attr_timeout, double entry_timeout);
+		 double attr_timeout, double entry_timeout, double negative_timeout);
 /* Closes every file still open (an unmount by signal can leave some). */
 void mnt_ctx_fini(struct mnt_ctx *ctx);
 

@@ -48,7 +48,13 @@
 #define MNT_DEF_THREADS 16u
 #define MNT_MAX_THREADS 1024u
 #define MNT_IDLE_THREADS 10u
-#define MNT_DEF_CACHE_TIMEOUT 1.0
+/* As NFS's attribute cache (acregmin 3 s .. acregmax 60 s): long enough that
+ * a dataset's tree is walked from the kernel's caches, short enough that
+ * another client's change shows soon; an open always revalidates with the
+ * MDS (close-to-open), so data read after open is never stale. */
+#define MNT_DEF_CACHE_TIMEOUT 10.0
+/* A name another client creates shows within this time. */
+#define MNT_DEF_NEGATIVE_TIMEOUT 1.0
 #define MNT_MAX_OPT_ARGS 16
 /* nacre's "invalid address" code (stable, like every nacre code). */
 #define MNT_NACRE_E_ADDR 4102
@@ -213,6 +219,7 @@ struct mnt_args {
 	unsigned int ma_threads;
 	double ma_attr_timeout;
 	double ma_entry_timeout;
+	double ma_negative_timeout;
 	bool ma_foreground;
 	bool ma_debug;
 	bool ma_allow_other;
@@ -241,8 +248,9 @@ static void mnt_usage(FILE *out)
 		"     timeout=MS        per-request timeout in milliseconds\n"
 		"     retry=MS          how long to wait for a restarting server\n"
 		"     threads=N         most FUSE worker threads (default 16)\n"
-		"     attr_timeout=SEC  attribute cache time (default 1.0)\n"
-		"     entry_timeout=SEC name cache time (default 1.0)\n"
+		"     attr_timeout=SEC  attribute cache time (default 10)\n"
+		"     entry_timeout=SEC name cache time (default 10)\n"
+		"     negative_timeout=SEC  absent-name cache time (default 1)\n"
 		"     allow_other, ro, rw, debug, default_permissions (always on),\n"
 		"     nosuid, nodev, noexec, ...: passed to FUSE\n"
 		"     defaults, _netdev, auto, noauto, user, nofail, ...: ignored\n"
@@ -353,6 +361,9 @@ static int mnt_opt_one(struct mnt_args *a, char *opt)
 			goto bad_value;
 	} else if (val && !strcmp(opt, "entry_timeout")) {
 		if (mnt_parse_secs(val, &a->ma_entry_timeout))
+			goto bad_value;
+	} else if (val && !strcmp(opt, "negative_timeout")) {
+		if (mnt_parse_secs(val, &a->ma_negative_timeout))
 			goto bad_value;
 	} else if (val) {
 		if (!strcmp(opt, "comment") || !strcmp(opt, "user") ||
@@ -650,6 +661,8 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 		.cred = NULL,
 		.timeout_ms = a->ma_timeout_ms,
 		.retry_ms = a->ma_retry_ms,
+		/* The kernel caches names for the mount; the mount asks by FID. */
+		.attr_cache_ms = -1,
 	};
 	int code = MNT_EXIT_FAIL;
 	struct fuse_session *se;
@@ -674,7 +687,8 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 			code = MNT_EXIT_USAGE;
 		goto out_report;
 	}
-	rc = mnt_ctx_init(&ctx, fs, a->ma_attr_timeout, a->ma_entry_timeout);
+	rc = mnt_ctx_init(&ctx, fs, a->ma_attr_timeout, a->ma_entry_timeout,
+			   a->ma_negative_timeout);
 	if (rc < 0) {
 		mnt_log(MNT_LOG_ERROR, "init: %s", strerror(-rc));
 		goto out_disconnect;
@@ -688,6 +702,7 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 	se = fuse_session_new(&fargs, &mnt_ll_ops, sizeof(mnt_ll_ops), &ctx);
 	if (!se)
 		goto out_free_args;
+	ctx.mc_se = se;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy_session;
 	if (fuse_session_mount(se, a->ma_mountpoint)) {
@@ -745,6 +760,7 @@ int main(int argc, char **argv)
 		.ma_threads = MNT_DEF_THREADS,
 		.ma_attr_timeout = MNT_DEF_CACHE_TIMEOUT,
 		.ma_entry_timeout = MNT_DEF_CACHE_TIMEOUT,
+		.ma_negative_timeout = MNT_DEF_NEGATIVE_TIMEOUT,
 	};
 	char mountpoint[PATH_MAX];
 	int status_fd = -1;

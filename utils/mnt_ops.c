@@ -209,7 +209,7 @@ static int mnt_file_close(struct mnt_ctx *ctx, struct mnt_file *mf)
 }
 
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
-		 double attr_timeout, double entry_timeout)
+		 double attr_timeout, double entry_timeout, double negative_timeout)
 {
 	int rc;
 
@@ -217,6 +217,7 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 	ctx->mc_fs = fs;
 	ctx->mc_attr_timeout = attr_timeout;
 	ctx->mc_entry_timeout = entry_timeout;
+	ctx->mc_negative_timeout = negative_timeout;
 	rc = pthread_mutex_init(&ctx->mc_lock, NULL);
 	return -rc;
 }
@@ -361,12 +362,12 @@ static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	rc = nacre_lookup(ctx->mc_fs, &cred, &pfid, name, &ns);
 	if (rc == -ENOENT) {
 		/* A negative entry: the kernel remembers the name is absent
-		 * for entry_timeout instead of asking again. */
+		 * for negative_timeout instead of asking again. */
 		struct fuse_entry_param e;
 
 		memset(&e, 0, sizeof(e));
 		e.ino = 0;
-		e.entry_timeout = ctx->mc_entry_timeout;
+		e.entry_timeout = ctx->mc_negative_timeout;
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -389,6 +390,10 @@ static void mnt_op_getattr(fuse_req_t req, fuse_ino_t ino,
 
 	mnt_ino_to_fid(ino, &fid);
 	rc = nacre_getattr(ctx->mc_fs, &fid, &ns);
+	/* The kernel reached a cached inode that another client removed:
+	 * ESTALE makes it look the name up again instead of failing. */
+	if (rc == -ENOENT && !fi)
+		rc = -ESTALE;
 	mnt_reply_attr(req, "getattr", ino, rc, &ns);
 }
 
@@ -670,6 +675,8 @@ static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 	mnt_cred_get(req, &cred);
 	rc = nacre_open_fid(ctx->mc_fs, &cred, &fid, mnt_open_flags(fi->flags),
 			    &nf);
+	if (rc == -ENOENT)
+		rc = -ESTALE; /* as in getattr: the kernel looks the name up again */
 	if (rc < 0)
 		goto out_err;
 	rc = mnt_file_new(ctx, nf, ino, fi->flags, &mf);
@@ -688,6 +695,12 @@ static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 		mnt_cache_forget(ctx, ino);
 		fi->keep_cache = 0;
 	}
+	/* Close-to-open: the kernel may hold attributes (the size above all)
+	 * from before another client changed the file; have it fetch them
+	 * again.  Attributes only (offset < 0): no page locks are taken, so
+	 * this is safe inside the open request. */
+	if (!fi->keep_cache && ctx->mc_se)
+		fuse_lowlevel_notify_inval_inode(ctx->mc_se, ino, -1, 0);
 	fi->direct_io = 0;
 	mnt_reply_open(req, fi, NULL);
 	return;

@@ -32,6 +32,7 @@ enum {
 	OPT_THREADS,
 	OPT_DURATION,
 	OPT_CORRUPT,
+	OPT_ONLY,
 };
 
 static const struct option nb_longopts[] = {
@@ -46,6 +47,7 @@ static const struct option nb_longopts[] = {
 	{ "files", required_argument, NULL, OPT_FILES },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "only", required_argument, NULL, OPT_ONLY },
 	/* Not in --help: makes verification fail on purpose (the tests). */
 	{ "self-test-corrupt", no_argument, NULL, OPT_CORRUPT },
 	{ "help", no_argument, NULL, 'h' },
@@ -75,9 +77,39 @@ static void nb_usage(void)
 	       "  --threads LIST    random-read and metadata threads (default 1,4)\n"
 	       "  --files N         files per metadata run (default 2000, --quick 200)\n"
 	       "  --duration SECS   seconds per random-read run (default 2, --quick 0.2)\n"
+	       "  --only LIST       run only these workloads, comma separated:\n"
+	       "                    tcp, seq (sequential and random reads), meta\n"
 	       "  -h, --help        this text\n"
 	       "\n"
 	       "Exit status: 0 done, 1 an I/O error, 2 bad usage, 3 data mismatch.\n");
+}
+
+/* --only LIST: a mask of BENCH_W_* bits. */
+static int nb_parse_only(const char *list, unsigned int *mask)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} names[] = {
+		{ "tcp", BENCH_W_TCP },
+		{ "seq", BENCH_W_SEQ },
+		{ "meta", BENCH_W_META },
+	};
+	char buf[128], *save = NULL, *tok;
+	unsigned int i;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return -EINVAL;
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(tok, names[i].name))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -EINVAL;
+		*mask |= names[i].bit;
+	}
+	return *mask ? 0 : -EINVAL;
 }
 
 static int nb_usage_error(const char *fmt, const char *arg)
@@ -204,6 +236,7 @@ static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
 	int c;
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->bc_only = BENCH_W_ALL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", nb_longopts, NULL)) != -1) {
 		switch (c) {
@@ -254,6 +287,11 @@ static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
 			if (nb_parse_list(optarg, BENCH_MAX_THREADS,
 					  cfg->bc_threads, &cfg->bc_nthreads) < 0)
 				return nb_usage_error("bad --threads '%s' (1 to 64, comma separated)",
+						      optarg);
+			break;
+		case OPT_ONLY:
+			if (nb_parse_only(optarg, &cfg->bc_only) < 0)
+				return nb_usage_error("bad --only '%s' (tcp, seq, meta)",
 						      optarg);
 			break;
 		case 'h':
@@ -382,12 +420,14 @@ static int nb_workloads(struct bench_run *run)
 {
 	int rc;
 
-	rc = bench_tcp(run);
-	if (rc == 0) {
+	unsigned int only = run->br_cfg->bc_only;
+
+	rc = only & BENCH_W_TCP ? bench_tcp(run) : 0;
+	if (rc == 0 && only & BENCH_W_SEQ) {
 		bench_set_corrupt(run->br_cfg->bc_corrupt);
 		rc = bench_seq(run);
 	}
-	if (rc == 0)
+	if (rc == 0 && only & BENCH_W_META)
 		rc = bench_meta(run);
 	return rc;
 }

@@ -464,4 +464,58 @@ PYEOF
 }
 run_test 15 "a directory of 1000 entries lists exactly those names" test_15
 
+
+# Two mounts of one filesystem are two clients: what one closed, the other
+# sees at its next open, although both cache names and attributes.
+cto_checks()
+{
+	local a=$1 b=$2
+	printf 'first' > "$a/t16/f"
+	# b caches the name, the attributes and the pages.
+	assert_eq "$(cat "$b/t16/f")" "first" "b reads a's file"
+	stat -c %s "$b/t16/f" > /dev/null
+	printf 'first, then longer' > "$a/t16/f"
+	assert_eq "$(cat "$b/t16/f")" "first, then longer" "b sees a's rewrite at open"
+	printf ' and longer still' >> "$a/t16/f"
+	assert_eq "$(cat "$b/t16/f")" "first, then longer and longer still" \
+		"b sees a's append at open"
+	# The name now means another file: b must not open the old one.
+	rm "$a/t16/f"
+	printf 'second file' > "$a/t16/f"
+	assert_eq "$(cat "$b/t16/f")" "second file" "b opens the new file of that name"
+	assert_eq "$(stat -c %s "$b/t16/f")" "11" "b's stat after the open"
+	# A name that b found absent shows once the negative cache expires.
+	if [ -e "$b/t16/g" ]; then
+		echo "g exists too early" >&2
+		return 1
+	fi
+	echo late > "$a/t16/g"
+	wait_until 5 test -e "$b/t16/g"
+	assert_eq "$(cat "$b/t16/g")" "late" "b reads the file a created"
+}
+
+test_16()
+{
+	local m rc
+	mkdir -p "$MNT/t16"
+	m=$(mktemp -d)
+	if ! "$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m"; then
+		rmdir "$m"
+		echo "the second mount failed" >&2
+		false
+	fi
+	set +e
+	(
+		set -e
+		cto_checks "$MNT" "$m"
+	)
+	rc=$?
+	set -e
+	fusermount3 -u "$m" || umount -l "$m"
+	rmdir "$m"
+	rm -r "$MNT/t16"
+	assert_eq "$rc" "0" "close-to-open between two mounts"
+}
+run_test 16 "close-to-open consistency between two mounts" test_16
+
 finish

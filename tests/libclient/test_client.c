@@ -1256,6 +1256,78 @@ static void test_fsync_statfs(void)
 
 /* ---- an OSS goes away ---- */
 
+/* ---- the name cache of path resolution ---- */
+
+/* Two clients: one's changes show to itself at once, and to the other at
+ * its next open, although the other's stat may serve cached names. */
+static void test_name_cache(void)
+{
+	struct nacre_opts opts = { .attr_cache_ms = 60000 };
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_stat st, st2;
+	struct nacre_file *f;
+	char buf[64];
+
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/nc", 0755), 0);
+	make_file("/nc/a", "first", 5);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/a", &st2), 0);
+	CU_ASSERT_EQUAL(st2.size, 5);
+
+	/* This client's own changes show in its next stat. */
+	CU_ASSERT_EQUAL(nacre_chmod(fs2, "/nc/a", 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/a", &st2), 0);
+	CU_ASSERT_EQUAL(st2.mode & 07777, 0600);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/nc/a", O_WRONLY | O_APPEND, 0, &f), 0);
+	CU_ASSERT_EQUAL(nacre_pwrite(f, "+more", 5, 5), 5);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/a", &st2), 0);
+	CU_ASSERT_EQUAL(st2.size, 10);
+	CU_ASSERT_EQUAL(nacre_rename(fs2, "/nc/a", "/nc/b"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs2, "/nc/a", &st2), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/b", &st2), 0);
+	CU_ASSERT_EQUAL(st2.size, 10);
+	CU_ASSERT_EQUAL(nacre_unlink(fs2, "/nc/b"), 0);
+	CU_ASSERT_EQUAL(nacre_stat(fs2, "/nc/b", &st2), -ENOENT);
+
+	/* Another client replaces a name fs2 has cached: fs2's open finds the
+	 * new file, and its stat after that open shows it. */
+	make_file("/nc/c", "old", 3);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/c", &st2), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/nc/c"), 0);
+	make_file("/nc/c", "the new one", 11);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/nc/c", &st), 0);
+	CU_ASSERT_FALSE(st.fid.oid == st2.fid.oid && st.fid.seq == st2.fid.seq);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/nc/c", O_RDONLY, 0, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 11);
+	CU_ASSERT_STRING_EQUAL(buf, "the new one");
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/c", &st2), 0);
+	CU_ASSERT(st2.fid.oid == st.fid.oid && st2.fid.seq == st.fid.seq);
+	CU_ASSERT_EQUAL(st2.size, 11);
+
+	/* A name another client creates is found at once (no negative
+	 * entries). */
+	CU_ASSERT_EQUAL(nacre_stat(fs2, "/nc/d", &st2), -ENOENT);
+	make_file("/nc/d", "d", 1);
+	CU_ASSERT_EQUAL(nacre_stat(fs2, "/nc/d", &st2), 0);
+
+	/* With the cache off, another client's chmod shows at once. */
+	nacre_disconnect(fs2);
+	opts.attr_cache_ms = -1;
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/d", &st2), 0);
+	CU_ASSERT_EQUAL(nacre_chmod(fs, "/nc/d", 0640), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/d", &st2), 0);
+	CU_ASSERT_EQUAL(st2.mode & 07777, 0640);
+	nacre_disconnect(fs2);
+
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/nc/c"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/nc/d"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/nc"), 0);
+}
+
 static void test_oss_down(void)
 {
 	struct nacre_opts opts = {.timeout_ms = 2000, .retry_ms = 2000};
@@ -1363,6 +1435,7 @@ int main(void)
 	    !CU_add_test(suite, "unlink and object destruction", test_unlink_open) ||
 	    !CU_add_test(suite, "concurrent writers and readers", test_concurrency) ||
 	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
+	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

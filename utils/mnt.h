@@ -117,6 +117,8 @@ struct mnt_cache_slot {
 struct mnt_ctx {
 	struct nacre_fs *mc_fs;
 	struct fuse_session *mc_se;     /* set once the session exists */
+	const char *mc_mountpoint;
+	long mc_read_ahead_kb;          /* 0: the kernel's default */
 	double mc_attr_timeout;         /* seconds */
 	double mc_entry_timeout;
 	double mc_negative_timeout;
@@ -131,6 +133,15 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 		 double attr_timeout, double entry_timeout, double negative_timeout);
 /* Closes every file still open (an unmount by signal can leave some). */
 void mnt_ctx_fini(struct mnt_ctx *ctx);
+
+/*
+ * Sets the readahead window of the mount's backing device, found by its
+ * device number in /proc/self/mountinfo (a stat of the mount point would
+ * wait for the session loop).  Best effort: a failure is logged and the
+ * kernel's default stays.  Called at FUSE init: the kernel applies the
+ * smaller of this and the init reply's max_readahead once init returns.
+ */
+void mnt_set_read_ahead(const char *mountpoint, long kb);
 
 /* The request handlers; userdata of the session is a struct mnt_ctx. */
 extern const struct fuse_lowlevel_ops mnt_ll_ops;

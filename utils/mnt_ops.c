@@ -323,10 +323,20 @@ static void mnt_reply_attr(fuse_req_t req, const char *op, fuse_ino_t ino,
 
 static void mnt_op_init(void *userdata, struct fuse_conn_info *conn)
 {
+	struct mnt_ctx *ctx = userdata;
+	unsigned long ra = (unsigned long)ctx->mc_read_ahead_kb * 1024;
+
 	conn->max_write = MNT_IO_MAX;
-	/* The kernel caps this at the mount's read_ahead_kb (sysfs). */
-	if (conn->max_readahead < MNT_IO_MAX)
-		conn->max_readahead = MNT_IO_MAX;
+	/* The kernel caps this at the mount's read_ahead_kb (sysfs), which
+	 * is raised first. */
+	if (ra > UINT32_MAX)
+		ra = UINT32_MAX;
+	if (ra < MNT_IO_MAX)
+		ra = MNT_IO_MAX;
+	if (conn->max_readahead < ra)
+		conn->max_readahead = (unsigned int)ra;
+	if (ctx->mc_mountpoint)
+		mnt_set_read_ahead(ctx->mc_mountpoint, ctx->mc_read_ahead_kb);
 	conn->max_background = MNT_MAX_BACKGROUND;
 	conn->congestion_threshold = MNT_CONGESTION;
 	conn->want |= conn->capable & (FUSE_CAP_ASYNC_READ |

@@ -21,7 +21,9 @@
 	X(NC_E_NOTNACRE, 4104, "path is not on a nacre filesystem")          \
 	X(NC_E_CONFIG, 4105, "invalid configuration")                        \
 	X(NC_E_HANDSHAKE, 4106, "connection handshake missing or refused") \
-	X(NC_E_CHECKSUM, 4107, "checksum mismatch: stored data is corrupt")
+	X(NC_E_CHECKSUM, 4107, "checksum mismatch: stored data is corrupt") \
+	X(NC_E_PACKED, 4108, "the file is packed: unpack it first")          \
+	X(NC_E_CHANGED, 4109, "the file changed meanwhile")
 
 enum nc_error {
 #define NC_ERR_ENUM(name, value, msg) name = value,

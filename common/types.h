@@ -108,10 +108,27 @@ struct nc_layout {
 	uint32_t l_flags;       /* NC_LAYOUT_* */
 	uint32_t l_first_ost;   /* templates only */
 	uint32_t l_gen;         /* bumped when the objects change */
+	/* Small files (packing): with NC_LAYOUT_PACK in a template, the largest
+	 * file kept packed; with NC_LAYOUT_PACKED in a file's layout, the
+	 * extent of the pack (whose geometry and shards fill the rest) that
+	 * holds its bytes.  Encoded only when the flag says so. */
+	uint32_t l_pack_max;
+	uint64_t l_pack_id;
+	uint64_t l_pack_off;
+	uint64_t l_pack_len;
 	struct nc_layout_shard l_shards[NC_MAX_STRIPES];
 };
 
 #define NC_LAYOUT_TEMPLATE 0x1u /* a directory default, holds no shards */
+#define NC_LAYOUT_PACK 0x2u     /* template: new small files are packed */
+#define NC_LAYOUT_PACKED 0x4u   /* file: bytes in a pack, l_pack_* say where */
+#define NC_LAYOUT_FLAGS (NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_PACKED)
+#define NC_PACK_MAX_DEFAULT (1u << 20)
+#define NC_PACK_MAX_LIMIT (64u << 20)   /* largest pack_max a template may set */
+/* The objects of pack N are those of FID (NC_PACK_FID_SEQ, N): a sequence
+ * no file or directory uses. */
+#define NC_PACK_FID_SEQ 2
+#define NC_FILE_FID_SEQ 1
 
 /* The caller's identity, checked by the MDS against mode bits. */
 struct nc_cred {

@@ -379,8 +379,22 @@ void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	nc_xdr_u32(x, &l->l_gen);
 	if (x->x_err)
 		return;
-	if (l->l_flags & NC_LAYOUT_TEMPLATE)
+	if (l->l_flags & ~NC_LAYOUT_FLAGS) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
+		if (l->l_flags & NC_LAYOUT_PACK)
+			nc_xdr_u32(x, &l->l_pack_max);
 		return; /* templates hold no shards */
+	}
+	if (l->l_flags & NC_LAYOUT_PACKED) {
+		nc_xdr_u64(x, &l->l_pack_id);
+		nc_xdr_u64(x, &l->l_pack_off);
+		nc_xdr_u64(x, &l->l_pack_len);
+		if (x->x_err)
+			return;
+	}
 	if (l->l_stripe_count > NC_MAX_STRIPES) {
 		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
 		return;
@@ -492,6 +506,95 @@ void nc_wire_create_req(struct nc_xdr *x, struct nc_create_req *m)
 	nc_xdr_u32(x, &m->cq_rdev);
 	nc_xdr_u32(x, &m->cq_flags);
 	nc_xdr_str(x, m->cq_target, NC_SYMLINK_MAX);
+	if (x->x_err)
+		return;
+	if (m->cq_flags & NC_CREATE_FID)
+		nc_xdr_fid(x, &m->cq_fid);
+	if (m->cq_flags & NC_CREATE_PACKED) {
+		nc_xdr_u64(x, &m->cq_size);
+		xdr_time(x, &m->cq_mtime);
+		nc_xdr_u64(x, &m->cq_layout.l_pack_id);
+		nc_xdr_u64(x, &m->cq_layout.l_pack_off);
+		nc_xdr_u64(x, &m->cq_layout.l_pack_len);
+	}
+}
+
+void nc_wire_fid_grant(struct nc_xdr *x, struct nc_fid_grant *m)
+{
+	nc_xdr_cred(x, &m->fg_cred);
+	nc_xdr_u64(x, &m->fg_seq);
+	nc_xdr_u64(x, &m->fg_first);
+	nc_xdr_u32(x, &m->fg_count);
+}
+
+void nc_wire_pack_alloc(struct nc_xdr *x, struct nc_pack_alloc *m)
+{
+	nc_xdr_cred(x, &m->pa_cred);
+	nc_xdr_fid(x, &m->pa_dir);
+	nc_xdr_layout(x, &m->pa_layout);
+}
+
+void nc_wire_pack_commit(struct nc_xdr *x, struct nc_pack_commit *m)
+{
+	nc_xdr_u64(x, &m->pc_pack);
+	nc_xdr_u32(x, &m->pc_seal);
+	nc_xdr_u32(x, &m->pc_count);
+	if (x->x_err)
+		return;
+	if (m->pc_count > NC_PACK_COMMIT_MAX || (m->pc_count && !m->pc_creates)) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pc_count && !x->x_err; i++)
+		nc_wire_create_req(x, &m->pc_creates[i]);
+}
+
+void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m)
+{
+	nc_xdr_u32(x, &m->pr_count);
+	if (x->x_err)
+		return;
+	if (m->pr_count > NC_PACK_COMMIT_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pr_count && !x->x_err; i++) {
+		nc_xdr_u32(x, (uint32_t *)&m->pr_status[i]);
+		nc_xdr_attr(x, &m->pr_attr[i]);
+	}
+}
+
+void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m)
+{
+	nc_xdr_cred(x, &m->ps_cred);
+	nc_xdr_fid(x, &m->ps_fid);
+	nc_xdr_u32(x, &m->ps_flags);
+	nc_xdr_u64(x, &m->ps_size);
+	xdr_time(x, &m->ps_mtime);
+	nc_xdr_layout(x, &m->ps_old);
+	nc_xdr_layout(x, &m->ps_new);
+}
+
+void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m)
+{
+	nc_xdr_u64(x, &m->pl_after);
+	nc_xdr_u32(x, &m->pl_count);
+	if (x->x_err)
+		return;
+	if (m->pl_count > NC_PACK_LIST_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pl_count; i++) {
+		struct nc_pack_rec *r = &m->pl_packs[i];
+
+		nc_xdr_u64(x, &r->pk_id);
+		nc_xdr_u64(x, &r->pk_size);
+		nc_xdr_u64(x, &r->pk_live);
+		nc_xdr_u32(x, &r->pk_files);
+		nc_xdr_u32(x, &r->pk_sealed);
+		nc_xdr_i64(x, &r->pk_mtime);
+	}
 }
 
 void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m)

@@ -33,7 +33,7 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 1
+#define NC_PROTO_MINOR 2
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -85,6 +85,11 @@ struct nc_msg_hdr {
 	X(XATTR_LIST, 35, 1)            \
 	X(XATTR_DEL, 36, 0)             \
 	X(SHARD_STATE, 37, 1)           \
+	X(FID_GRANT, 38, 0)             \
+	X(PACK_ALLOC, 39, 0)            \
+	X(PACK_COMMIT, 40, 1)           \
+	X(PACK_SWITCH, 41, 0)           \
+	X(PACK_LIST, 42, 1)             \
 	X(OBJ_READ, 50, 1)              \
 	X(OBJ_WRITE, 51, 1)             \
 	X(OBJ_TRUNC, 52, 1)             \
@@ -150,6 +155,8 @@ bool nc_op_is_idempotent(uint16_t opcode);
 	X(LAYOUT, 1005, -NC_E_LAYOUT)     \
 	X(HANDSHAKE, 1006, -NC_E_HANDSHAKE) \
 	X(CHECKSUM, 1007, -NC_E_CHECKSUM)   \
+	X(PACKED, 1008, -NC_E_PACKED)       \
+	X(CHANGED, 1009, -NC_E_CHANGED)     \
 	X(HOSTDOWN, 112, -EHOSTDOWN)        \
 	X(NODEV, 19, -ENODEV)
 
@@ -279,10 +286,20 @@ struct nc_create_req {
 	char cq_name[NC_NAME_MAX + 1];
 	uint32_t cq_mode;       /* S_IFMT type + permission bits (umask applied) */
 	uint32_t cq_rdev;
-	uint32_t cq_flags;      /* NC_CREATE_EXCL */
+	uint32_t cq_flags;      /* NC_CREATE_* */
 	char cq_target[NC_SYMLINK_MAX + 1]; /* symlinks only */
+	/* NC_CREATE_FID: the FID, from a range FID_GRANT gave this client;
+	 * a retry that finds the name already naming it succeeds. */
+	struct nc_fid cq_fid;
+	/* NC_CREATE_PACKED: a regular file whose bytes are already in a pack:
+	 * its size, mtime and extent (cq_layout's l_pack_*). */
+	uint64_t cq_size;
+	struct nc_timespec cq_mtime;
+	struct nc_layout cq_layout;
 };
 #define NC_CREATE_EXCL 0x1u
+#define NC_CREATE_FID 0x2u
+#define NC_CREATE_PACKED 0x4u
 
 /* SETATTR. */
 struct nc_setattr_req {
@@ -341,6 +358,74 @@ struct nc_attr_rep {
 	struct nc_attr ar_attr;
 	uint32_t ar_has_layout;
 	struct nc_layout ar_layout;
+};
+
+/* FID_GRANT: a range of FIDs the client assigns to files it creates. */
+struct nc_fid_grant {
+	struct nc_cred fg_cred;
+	uint64_t fg_seq;        /* reply */
+	uint64_t fg_first;      /* reply */
+	uint32_t fg_count;      /* request: wanted; reply: granted */
+};
+#define NC_FID_GRANT_MAX 65536u
+
+/* PACK_ALLOC: a new pack laid out as the directory's files would be
+ * (pa_dir; the root's default when none).  Reply: pa_layout, whose
+ * l_pack_id names the pack. */
+struct nc_pack_alloc {
+	struct nc_cred pa_cred;
+	struct nc_fid pa_dir;
+	struct nc_layout pa_layout;     /* reply */
+};
+
+/* PACK_COMMIT: many creates of packed files in one durable batch (each a
+ * CREATE with NC_CREATE_FID | NC_CREATE_PACKED), and pc_seal: the pack
+ * gets no more files.  The reply has one status and attr per create.  The
+ * records travel by reference into the request body. */
+#define NC_PACK_COMMIT_MAX 256u
+struct nc_pack_commit {
+	uint64_t pc_pack;
+	uint32_t pc_seal;
+	uint32_t pc_count;
+	struct nc_create_req *pc_creates;       /* encode: pc_count of them */
+};
+struct nc_pack_commit_rep {
+	uint32_t pr_count;
+	int32_t pr_status[NC_PACK_COMMIT_MAX];  /* wire status */
+	struct nc_attr pr_attr[NC_PACK_COMMIT_MAX];
+};
+
+/* PACK_SWITCH: replaces the bytes of file ps_fid: from ps_old (its layout
+ * as the client read it: the same extent, or the same objects by l_gen)
+ * to ps_new (a new extent of a pack, or objects already written as
+ * PACK_SWITCH with NC_SWITCH_PROPOSE laid them out).  -NC_E_CHANGED when
+ * the file no longer matches ps_old.  ps_size and ps_mtime become the
+ * file's (a rewrite through a pack may change its size). */
+struct nc_pack_switch {
+	struct nc_cred ps_cred;
+	struct nc_fid ps_fid;
+	uint32_t ps_flags;      /* NC_SWITCH_* */
+	uint64_t ps_size;
+	struct nc_timespec ps_mtime;
+	struct nc_layout ps_old;
+	struct nc_layout ps_new;        /* reply: the file's layout after */
+};
+#define NC_SWITCH_PROPOSE 0x1u  /* only lay out objects for ps_fid (ps_new) */
+
+/* PACK_LIST: packs with an id above pl_after. */
+struct nc_pack_rec {
+	uint64_t pk_id;
+	uint64_t pk_size;
+	uint64_t pk_live;
+	uint32_t pk_files;
+	uint32_t pk_sealed;
+	int64_t pk_mtime;       /* seconds: the last commit into it */
+};
+#define NC_PACK_LIST_MAX 128u
+struct nc_pack_list {
+	uint64_t pl_after;
+	uint32_t pl_count;      /* reply */
+	struct nc_pack_rec pl_packs[NC_PACK_LIST_MAX];
 };
 
 /* GETLAYOUT reply, SETLAYOUT request (sl_fid) and reply. */
@@ -437,6 +522,13 @@ void nc_wire_statfs_rep(struct nc_xdr *x, struct nc_statfs_rep *m);
 void nc_wire_name_req(struct nc_xdr *x, struct nc_name_req *m);
 void nc_wire_fid_req(struct nc_xdr *x, struct nc_fid_req *m);
 void nc_wire_create_req(struct nc_xdr *x, struct nc_create_req *m);
+void nc_wire_fid_grant(struct nc_xdr *x, struct nc_fid_grant *m);
+void nc_wire_pack_alloc(struct nc_xdr *x, struct nc_pack_alloc *m);
+/* Decoding: set pc_creates to room for NC_PACK_COMMIT_MAX first. */
+void nc_wire_pack_commit(struct nc_xdr *x, struct nc_pack_commit *m);
+void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m);
+void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m);
+void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m);
 void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m);
 void nc_wire_rename_req(struct nc_xdr *x, struct nc_rename_req *m);
 void nc_wire_readdir_req(struct nc_xdr *x, struct nc_readdir_req *m);

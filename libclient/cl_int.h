@@ -53,6 +53,7 @@ struct nacre_fs {
 	struct nc_ec *fs_ec[NC_EC_MAX_K + 1][NC_EC_MAX_M + 1]; /* coders, made on first use */
 	size_t fs_wb_bytes;             /* under fs_lock: write-back buffers held */
 	struct cl_ncache *fs_ncache;    /* names of path resolution (ncache.c) */
+	struct cl_packer *fs_pk;        /* small files (pack.c) */
 };
 
 struct nacre_file {
@@ -75,6 +76,7 @@ struct nacre_file {
 	size_t f_wb_len;
 	int f_wb_err;                   /* a failed flush, reported once */
 	atomic_bool f_wb_pending;       /* the buffer holds data (a hint) */
+	struct cl_pend *f_pend;         /* a packed file held here (pack.c) */
 	struct nacre_file *f_next, *f_prev;
 };
 
@@ -103,6 +105,52 @@ void cl_ncache_put(struct cl_ncache *n, const struct nc_cred *cred, const struct
 void cl_ncache_drop_fid(struct cl_ncache *n, const struct nc_fid *fid);
 /* The name went away or changed meaning. */
 void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const char *name);
+
+/* pack.c: small files.  A "pend" is a packed file this client holds in
+ * memory: created here and not yet committed, or open for rewriting. */
+struct cl_pend;
+int cl_pack_init(struct nacre_fs *fs, const struct nacre_opts *opts);
+void cl_pack_fini(struct nacre_fs *fs);
+/* Commits every pend's bytes; before namespace changes and listings. */
+int cl_pack_sync(struct nacre_fs *fs);
+bool cl_pack_lookup(struct nacre_fs *fs, const struct nc_fid *parent, const char *name,
+		    struct nc_attr *attr);
+bool cl_pack_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr);
+void cl_pack_dir_changed(struct nacre_fs *fs, const struct nc_fid *dir);
+/* 0 and a new pend (one open), 1 when the file is not to be packed (the
+ * caller creates it as usual), or -errno. */
+int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		   const char *name, uint32_t mode, int flags, struct nc_attr *attr,
+		   struct cl_pend **out);
+struct cl_pend *cl_pack_open_pend(struct nacre_fs *fs, const struct nc_fid *fid,
+				  struct nc_attr *attr);
+int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
+			 const struct nc_attr *attr, const struct nc_layout *layout, bool trunc,
+			 struct cl_pend **out);
+ssize_t cl_pend_read(struct nacre_fs *fs, struct cl_pend *p, void *buf, size_t len,
+		     uint64_t off);
+uint64_t cl_pend_size(struct nacre_fs *fs, struct cl_pend *p);
+ssize_t cl_pend_write(struct nacre_fs *fs, struct cl_pend *p, const void *buf, size_t len,
+		      uint64_t off, bool append);
+int cl_pend_truncate(struct nacre_fs *fs, struct cl_pend *p, uint64_t size);
+void cl_pend_stat(struct nacre_fs *fs, struct cl_pend *p, struct nc_attr *attr);
+int cl_pend_fsync(struct nacre_fs *fs, struct cl_pend *p);
+int cl_pend_close(struct nacre_fs *fs, struct cl_pend *p);
+/* True when the pend was unpacked: @layout and @size are the file's now,
+ * and the caller's handle no longer holds the pend. */
+bool cl_pend_gone(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layout,
+		  uint64_t *size);
+int cl_pack_unpack(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layout,
+		   struct nc_attr *attr);
+int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		     uint64_t size, struct nc_attr *attr);
+ssize_t cl_pack_read(struct nacre_fs *fs, const struct nc_layout *layout, void *buf, size_t len,
+		     uint64_t off);
+struct nc_pack_switch;
+int cl_pack_switch_rpc(struct nacre_fs *fs, struct nc_pack_switch *sw, struct nc_attr *attr);
+int cl_pack_switch_rpc_layout(struct nacre_fs *fs, struct nc_pack_switch *sw,
+			      struct nc_attr *attr, struct nc_layout *layout);
+int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
 
 /* md.c */
 int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr);

@@ -202,6 +202,48 @@ static int open_common(struct nacre_fs *fs, const struct nc_cred *cred,
 	return 0;
 }
 
+/* A handle on a small file held here (pack.c); it holds one open of @p. */
+static int pend_handle(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
+		       struct cl_pend *p, int flags, struct nacre_file **out)
+{
+	static const struct nc_layout none;
+	struct nacre_file *f;
+	int rc;
+
+	if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
+		rc = cl_pend_truncate(fs, p, 0);
+		if (rc) {
+			cl_pend_close(fs, p);
+			return rc < 0 ? rc : -EIO;
+		}
+		cl_pend_stat(fs, p, attr);
+	}
+	f = file_new(fs, cred, attr, &none, flags);
+	if (!f) {
+		cl_pend_close(fs, p);
+		return -ENOMEM;
+	}
+	f->f_pend = p;
+	*out = f;
+	return 0;
+}
+
+/* Goes on as a normal handle once the file's pend was unpacked. */
+static void pend_check(struct nacre_file *f)
+{
+	struct nc_layout l;
+	uint64_t size;
+
+	pthread_mutex_lock(&f->f_lock);
+	if (f->f_pend && cl_pend_gone(f->f_fs, f->f_pend, &l, &size)) {
+		f->f_pend = NULL;
+		f->f_layout = l;
+		if (size > f->f_size)
+			f->f_size = size;
+	}
+	pthread_mutex_unlock(&f->f_lock);
+}
+
 NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 			     const struct nacre_fid *fid, int flags, struct nacre_file **out)
 {
@@ -209,12 +251,25 @@ NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 	struct nc_layout layout;
 	struct nc_attr attr;
 	struct nc_cred c;
+	struct cl_pend *p;
 	int rc;
 
 	cl_cred_from(fs, cred, &c);
+	p = cl_pack_open_pend(fs, &f, &attr);
+	if (p)
+		return pend_handle(fs, &c, &attr, p, flags, out);
 	rc = cl_md_open(fs, &c, &f, open_flags(flags), &attr, &layout);
 	if (rc)
 		return rc;
+	if ((layout.l_flags & NC_LAYOUT_PACKED) && (flags & O_ACCMODE) != O_RDONLY) {
+		/* Rewriting a packed file: its bytes are held here until the
+		 * next commit moves them to a new extent. */
+		rc = cl_pack_open_rewrite(fs, &c, &attr, &layout, flags & O_TRUNC, &p);
+		if (rc)
+			return rc;
+		cl_pend_stat(fs, p, &attr);
+		return pend_handle(fs, &c, &attr, p, flags & ~O_TRUNC, out);
+	}
 	return open_common(fs, &c, &attr, &layout, flags, out);
 }
 
@@ -229,6 +284,24 @@ NACRE_API int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred
 	int rc;
 
 	cl_cred_from(fs, cred, &c);
+	{
+		struct cl_pend *pend;
+
+		/* In a pack directory the file starts here, in memory. */
+		rc = cl_pack_create(fs, &c, &p, name, S_IFREG | (mode & 07777), flags, &attr,
+				    &pend);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			rc = pend_handle(fs, &c, &attr, pend, flags & ~O_TRUNC, out);
+			if (!rc && st)
+				cl_stat_from_attr(&attr, st);
+			return rc;
+		}
+	}
+	rc = cl_pack_sync(fs); /* an existing name may be a file held here */
+	if (rc)
+		return rc;
 	rc = cl_md_create(fs, &c, &p, name, S_IFREG | (mode & 07777), 0,
 			  (flags & O_EXCL) ? NC_CREATE_EXCL : 0, NULL, &attr, &layout);
 	if (rc)
@@ -468,6 +541,16 @@ NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t
 		return -EINVAL;
 	if ((f->f_flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
+	pend_check(f);
+	if (f->f_pend)
+		return cl_pend_read(f->f_fs, f->f_pend, buf, len, (uint64_t)off);
+	if (f->f_layout.l_flags & NC_LAYOUT_PACKED) {
+		/* One read of the pack; the size is the extent's until the
+		 * next open. */
+		if (len > SSIZE_MAX)
+			len = SSIZE_MAX;
+		return cl_pack_read(f->f_fs, &f->f_layout, buf, len, (uint64_t)off);
+	}
 	/* What any handle here still holds must be readable. */
 	if (f->f_layout.l_m) {
 		rc = cl_flush_fid(f->f_fs, &f->f_fid);
@@ -517,6 +600,21 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	pend_check(f);
+	if (f->f_pend) {
+		ssize_t n = cl_pend_write(f->f_fs, f->f_pend, buf, len, (uint64_t)off,
+					  f->f_flags & O_APPEND);
+		struct nc_layout l;
+		struct nc_attr attr;
+
+		if (n != 0)
+			return n;
+		/* Past pack_max: the file gets objects of its own. */
+		rc = cl_pack_unpack(f->f_fs, f->f_pend, &l, &attr);
+		if (rc)
+			return rc;
+		pend_check(f);
+	}
 	if (!f->f_layout.l_stripe_count)
 		return -NC_E_LAYOUT;
 	if (f->f_flags & O_APPEND) {
@@ -584,7 +682,12 @@ static int report_mtime(struct nacre_file *f)
 
 NACRE_API int nacre_flush(struct nacre_file *f)
 {
-	int rc = f->f_layout.l_m ? wb_flush(f) : 0;
+	int rc;
+
+	pend_check(f);
+	if (f->f_pend)
+		return 0; /* committed with its batch (see nacre_sync()) */
+	rc = f->f_layout.l_m ? wb_flush(f) : 0;
 
 	if (!rc)
 		rc = report_mtime(f);
@@ -593,7 +696,12 @@ NACRE_API int nacre_flush(struct nacre_file *f)
 
 NACRE_API int nacre_fsync(struct nacre_file *f)
 {
-	int rc = f->f_layout.l_m ? wb_flush(f) : 0;
+	int rc;
+
+	pend_check(f);
+	if (f->f_pend)
+		return cl_pend_fsync(f->f_fs, f->f_pend);
+	rc = f->f_layout.l_m ? wb_flush(f) : 0;
 
 	if (rc)
 		return rc;
@@ -625,6 +733,18 @@ NACRE_API int nacre_ftruncate(struct nacre_file *f, uint64_t size)
 
 	if ((f->f_flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
+	pend_check(f);
+	if (f->f_pend) {
+		struct nc_layout l;
+
+		rc = cl_pend_truncate(f->f_fs, f->f_pend, size);
+		if (rc <= 0)
+			return rc;
+		rc = cl_pack_unpack(f->f_fs, f->f_pend, &l, &attr);
+		if (rc)
+			return rc;
+		pend_check(f);
+	}
 	rc = cl_truncate(f->f_fs, &f->f_cred, &f->f_fid, size, &attr);
 	if (rc)
 		return rc;
@@ -637,8 +757,15 @@ NACRE_API int nacre_ftruncate(struct nacre_file *f, uint64_t size)
 NACRE_API int nacre_fstat(struct nacre_file *f, struct nacre_stat *st)
 {
 	struct nc_attr attr;
-	int rc = f->f_layout.l_m ? cl_flush_fid(f->f_fs, &f->f_fid) : 0;
+	int rc;
 
+	pend_check(f);
+	if (f->f_pend) {
+		cl_pend_stat(f->f_fs, f->f_pend, &attr);
+		cl_stat_from_attr(&attr, st);
+		return 0;
+	}
+	rc = f->f_layout.l_m ? cl_flush_fid(f->f_fs, &f->f_fid) : 0;
 	if (!rc)
 		rc = cl_md_getattr(f->f_fs, &f->f_fid, &attr);
 
@@ -688,6 +815,15 @@ NACRE_API int nacre_close(struct nacre_file *f)
 		return 0;
 	fs = f->f_fs;
 	fid = f->f_fid;
+	pend_check(f);
+	if (f->f_pend) {
+		rc = cl_pend_close(fs, f->f_pend);
+		f->f_pend = NULL;
+		file_free(f);
+		if (!rc)
+			rc = unhide(fs, &fid);
+		return rc;
+	}
 	rc = f->f_layout.l_m ? wb_flush(f) : 0;
 	if (!rc)
 		rc = report_mtime(f);

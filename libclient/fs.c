@@ -106,8 +106,17 @@ void cl_layout_to_public(const struct nc_layout *l, struct nacre_layout *out)
 	out->k = l->l_k;
 	out->m = l->l_m;
 	out->first_ost = l->l_first_ost;
-	if (l->l_flags & NC_LAYOUT_TEMPLATE)
+	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED);
+	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
+		if (l->l_flags & NC_LAYOUT_PACK)
+			out->pack_max = l->l_pack_max;
 		return;
+	}
+	if (l->l_flags & NC_LAYOUT_PACKED) {
+		out->pack_id = l->l_pack_id;
+		out->pack_off = l->l_pack_off;
+		out->pack_len = l->l_pack_len;
+	}
 	out->shard_count = l->l_stripe_count;
 	if (out->first_ost == 0 && l->l_stripe_count)
 		out->first_ost = l->l_shards[0].ls_ost;
@@ -126,6 +135,10 @@ void cl_layout_from_public(const struct nacre_layout *in, struct nc_layout *l)
 	l->l_k = in->k > 255 ? 255 : (uint8_t)in->k;
 	l->l_m = in->m > 255 ? 255 : (uint8_t)in->m;
 	l->l_first_ost = in->first_ost;
+	if (in->flags & NACRE_LAYOUT_PACK) {
+		l->l_flags |= NC_LAYOUT_PACK;
+		l->l_pack_max = in->pack_max;
+	}
 }
 
 /* ---- OSTs ---- */
@@ -260,6 +273,9 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 	rc = cl_ost_refresh(fs);
 	if (rc)
 		goto out_free;
+	rc = cl_pack_init(fs, opts);
+	if (rc)
+		goto out_free;
 	*out = fs;
 	return 0;
 out_free:
@@ -271,6 +287,7 @@ NACRE_API void nacre_disconnect(struct nacre_fs *fs)
 {
 	if (!fs)
 		return;
+	cl_pack_fini(fs); /* commits what small files wait here */
 	nc_cconn_free(fs->fs_mds);
 	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
 		nc_cconn_free(fs->fs_osts[i].co_conn);

@@ -69,6 +69,9 @@ int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr 
 {
 	struct nc_fid_req m = { .fr_cred = fs->fs_cred, .fr_fid = *fid };
 
+	if (cl_pack_getattr(fs, fid, attr))
+		return 0; /* a small file held here */
+
 	return attr_rpc(fs, NC_OP_GETATTR, (nc_xdr_fn)nc_wire_fid_req, &m, attr, NULL);
 }
 
@@ -88,6 +91,8 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 
 	if (rc)
 		return rc;
+	if (cl_pack_lookup(fs, parent, name, attr))
+		return 0;
 	strcpy(m.nr_name, name);
 	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, NULL);
 	if (!rc)
@@ -139,7 +144,11 @@ int cl_md_size_update(struct nacre_fs *fs, const struct nc_cred *cred, const str
 
 int cl_md_setattr(struct nacre_fs *fs, const struct nc_setattr_req *sa, struct nc_attr *attr)
 {
-	int rc = attr_rpc(fs, NC_OP_SETATTR, (nc_xdr_fn)nc_wire_setattr_req, (void *)sa, attr,
+	int rc = cl_pack_sync(fs);
+
+	if (rc)
+		return rc;
+	rc = attr_rpc(fs, NC_OP_SETATTR, (nc_xdr_fn)nc_wire_setattr_req, (void *)sa, attr,
 			  NULL);
 
 	cl_ncache_drop_fid(fs->fs_ncache, &sa->sa_fid);
@@ -152,6 +161,8 @@ int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent, .nr_flags = flags };
 	int rc = name_check(name);
 
+	if (!rc)
+		rc = cl_pack_sync(fs); /* the name may be a file held here */
 	if (rc)
 		return rc;
 	strcpy(m.nr_name, name);
@@ -170,6 +181,8 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 
 	if (!rc)
 		rc = name_check(nn);
+	if (!rc)
+		rc = cl_pack_sync(fs);
 	if (rc)
 		return rc;
 	strcpy(m.rn_oldname, on);
@@ -227,6 +240,13 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	struct nc_attr cur;
 	int rc;
 
+	/* Small files are cut in a pack's way. */
+	rc = cl_pack_truncate(fs, cred, fid, size, attr);
+	if (rc <= 0) {
+		if (!rc)
+			cl_file_size_set(fs, fid, attr->a_size);
+		return rc;
+	}
 	/* Data gathered by handles here must not land past the new end. */
 	rc = cl_flush_fid(fs, fid);
 	if (rc)
@@ -395,6 +415,9 @@ NACRE_API int nacre_link_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 	fid_in(fid, &m.rn_src);
 	fid_in(newparent, &m.rn_newparent);
 	strcpy(m.rn_newname, newname);
+	rc = cl_pack_sync(fs);
+	if (rc)
+		return rc;
 	rc = attr_rpc(fs, NC_OP_LINK, (nc_xdr_fn)nc_wire_rename_req, &m, &attr, NULL);
 	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_src);
 	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_newparent);
@@ -485,6 +508,12 @@ NACRE_API int nacre_readdir_fid(struct nacre_fs *fs, const struct nacre_cred *cr
 	struct nc_call call;
 	int rc;
 
+	/* A listing shows what the MDS has: small files held here first. */
+	if (cookie == 0) {
+		rc = cl_pack_sync(fs);
+		if (rc)
+			return rc;
+	}
 	cl_cred_from(fs, cred, &m.rd_cred);
 	fid_in(dir, &m.rd_fid);
 	m.rd_max = max < NC_READDIR_MAX ? max : NC_READDIR_MAX;
@@ -577,6 +606,9 @@ NACRE_API int nacre_setxattr_fid(struct nacre_fs *fs, const struct nacre_cred *c
 		m.xr_flags |= NC_XATTR_CREATE;
 	if (flags & XATTR_REPLACE)
 		m.xr_flags |= NC_XATTR_REPLACE;
+	rc = cl_pack_sync(fs);
+	if (rc)
+		return rc;
 	rc = plain_rpc(fs, NC_OP_XATTR_SET, (nc_xdr_fn)nc_wire_xattr_req, &m);
 	cl_ncache_drop_fid(fs->fs_ncache, &m.xr_fid); /* its ctime */
 	return rc;
@@ -607,6 +639,9 @@ NACRE_API int nacre_removexattr_fid(struct nacre_fs *fs, const struct nacre_cred
 	struct nc_xattr_req m;
 	int rc = xattr_fill(fs, cred, fid, name, &m);
 
+	if (rc)
+		return rc;
+	rc = cl_pack_sync(fs);
 	if (rc)
 		return rc;
 	rc = plain_rpc(fs, NC_OP_XATTR_DEL, (nc_xdr_fn)nc_wire_xattr_req, &m);
@@ -654,6 +689,7 @@ NACRE_API int nacre_setlayout_fid(struct nacre_fs *fs, const struct nacre_cred *
 			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
 	if (!rc)
 		nc_call_fini(&call);
+	cl_pack_dir_changed(fs, &m->sl_fid);
 out:
 	free(m);
 	free(rep);

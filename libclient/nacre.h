@@ -81,13 +81,35 @@ struct nacre_layout {
 				     k >= 1 fixes the coding (k = 1, m = 0: plain striping) */
 	uint32_t m;             /**< parity chunks per row (0: plain striping) */
 	uint32_t first_ost;     /**< first OST (0 is OST 0); NACRE_OST_ANY: the MDS picks */
-	uint32_t shard_count;   /**< entries in shards[] (files only) */
+	uint32_t flags;         /**< NACRE_LAYOUT_* */
+	uint32_t pack_max;      /**< template with NACRE_LAYOUT_PACK: the largest file
+				     kept packed, bytes; 0: 1 MiB */
+	uint64_t pack_id;       /**< file with NACRE_LAYOUT_PACKED: its pack ... */
+	uint64_t pack_off;      /**< ... where its bytes start in the pack ... */
+	uint64_t pack_len;      /**< ... and how many there are */
+	uint32_t shard_count;   /**< entries in shards[] (files; of the pack when packed) */
 	struct {
 		uint32_t ost;
 		uint32_t flags; /**< NACRE_SHARD_* */
 	} shards[NACRE_MAX_STRIPES];
 };
 #define NACRE_OST_ANY UINT32_MAX
+/** Template: files created below (and in new subdirectories) are packed
+ * while they are small.  On a directory, set with nacre_setlayout_fid(). */
+#define NACRE_LAYOUT_PACK 0x2u
+/** File: its bytes are the extent (pack_id, pack_off, pack_len) of a pack,
+ * whose layout is the rest of the structure. */
+#define NACRE_LAYOUT_PACKED 0x4u
+#define NACRE_PACK_MAX_DEFAULT (1024u * 1024)
+
+/** One pack (nacre_pack_list()). */
+struct nacre_pack_info {
+	uint64_t id;
+	uint64_t size;          /**< bytes written to the pack, gaps included */
+	uint64_t live;          /**< bytes of files that still use it */
+	uint32_t files;         /**< files that still use it */
+	bool sealed;            /**< no more files will be added */
+};
 
 struct nacre_statfs {
 	uint64_t total;         /**< bytes */
@@ -143,6 +165,13 @@ struct nacre_opts {
 	 * This client's own changes show at once; another client's within this
 	 * time; nacre_open() always sees the file as the MDS has it. */
 	int attr_cache_ms;
+	/** Pack every small file this handle creates, as if each directory had
+	 * NACRE_LAYOUT_PACK (mount -o pack). */
+	bool pack_all;
+	uint32_t pack_max;      /**< with pack_all; 0: NACRE_PACK_MAX_DEFAULT */
+	/** How long a closed packed file may wait on this client before its
+	 * batch is written and committed; 0: 1000 ms.  See nacre_sync(). */
+	int pack_flush_ms;
 };
 
 /* ---- Connection ---- */
@@ -287,6 +316,40 @@ const struct nacre_fid *nacre_file_fid(const struct nacre_file *f);
 void nacre_file_open_stat(const struct nacre_file *f, struct nacre_stat *st);
 /** Reports the size and mtime, and frees @f.  NULL is a no-op (returns 0). */
 int nacre_close(struct nacre_file *f);
+
+/* ---- Small files ---- */
+
+/**
+ * Writes and commits every packed file this client closed but has not yet
+ * committed (they wait up to nacre_opts.pack_flush_ms).  nacre_fsync() of a
+ * packed file and nacre_disconnect() do the same.
+ */
+int nacre_sync(struct nacre_fs *fs);
+
+/** One file of nacre_read_many(). */
+struct nacre_read_req {
+	const char *path;       /**< in */
+	void *buf;              /**< in: the file's bytes land here */
+	size_t cap;             /**< in: room in buf */
+	ssize_t result;         /**< out: bytes read (min(size, cap)), or -errno */
+	uint64_t size;          /**< out: the file's size */
+};
+
+/**
+ * Reads the whole of many files (up to cap bytes each), with up to @depth
+ * of them in flight at once (0: 256), in any order of completion: the data
+ * loader's call for datasets of small files.  A packed file costs one
+ * request to the MDS and one to an OST.
+ * @return 0 when every request was tried (each has its result), or a
+ * negative errno for the call itself (bad arguments, out of memory).
+ */
+int nacre_read_many(struct nacre_fs *fs, struct nacre_read_req *reqs, size_t n,
+		    unsigned int depth);
+
+/** Lists packs with id > @after, at most @max; @count receives how many. */
+int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info *out,
+		    unsigned int max, unsigned int *count);
+
 
 /* ---- Path operations ---- */
 

@@ -27,6 +27,7 @@ static const char *const db_table_names[MDS_T_COUNT] = {
 	[MDS_T_XATTRS] = "xattrs",
 	[MDS_T_OSTS] = "osts",
 	[MDS_T_DESTROY] = "destroy",
+	[MDS_T_PACKS] = "packs",
 };
 
 struct mds_db {

@@ -22,6 +22,7 @@ enum mds_table {
 	MDS_T_XATTRS,           /* fid + name -> value */
 	MDS_T_OSTS,             /* OST index (BE u32) -> OST record */
 	MDS_T_DESTROY,          /* queue id (BE u64) -> fid + layout of removed file */
+	MDS_T_PACKS,            /* pack id (BE u64) -> pack record (ns_pack.c) */
 	MDS_T_COUNT
 };
 

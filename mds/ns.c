@@ -49,6 +49,8 @@ static int ns_inode_free(struct mds_txn *txn, struct ns_inode *in)
 	rc = ns_xattrs_free(txn, &in->in_attr.a_fid);
 	if (rc)
 		return rc;
+	if (ns_is_reg(in) && (in->in_layout.l_flags & NC_LAYOUT_PACKED))
+		return ns_pack_detach(txn, &in->in_layout);
 	if (ns_is_reg(in) && in->in_layout.l_stripe_count > 0)
 		return ns_destroy_queue(txn, &in->in_attr.a_fid,
 					&in->in_layout);
@@ -127,6 +129,9 @@ static int ns_format_txn(struct mds_txn *txn, const char *fsname,
 	if (rc)
 		return rc;
 	rc = ns_conf_put_u64(txn, NS_CONF_NEXT_OID, NC_ROOT_FID_OID + 1);
+	if (rc)
+		return rc;
+	rc = ns_conf_put_u64(txn, NS_CONF_NEXT_PACK, 1);
 	if (rc)
 		return rc;
 	rc = ns_conf_put_u64(txn, NS_CONF_DESTROY, 1);
@@ -460,6 +465,13 @@ int mds_ns_setattr(struct mds_ns *ns, const struct nc_setattr_req *sa,
 	rc = ns_setattr_check(in, sa);
 	if (rc || sa->sa_valid == 0)
 		goto out_end;
+	/* A packed file's size is its extent's: a client changes it by
+	 * switching the file to new bytes (PACK_SWITCH). */
+	if ((sa->sa_valid & NC_SA_SIZE) && (in->in_layout.l_flags & NC_LAYOUT_PACKED) &&
+	    sa->sa_size != in->in_attr.a_size) {
+		rc = -NC_E_PACKED;
+		goto out_end;
+	}
 	ns_now(&now);
 	ns_setattr_apply(in, sa, &now);
 	rc = ns_inode_put(txn, in, false);
@@ -546,7 +558,14 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 	rc = ns_permission(&p->in_attr, cred, NS_MAY_EXEC);
 	if (rc)
 		return rc;
+	if ((cq->cq_flags & NC_CREATE_PACKED) &&
+	    (type != S_IFREG || !(cq->cq_flags & NC_CREATE_FID) ||
+	     cq->cq_size != cq->cq_layout.l_pack_len))
+		return -EINVAL;
 	rc = ns_dirent_get(txn, &cq->cq_parent, cq->cq_name, &d);
+	/* A resent create of a client-named file that already went in. */
+	if (rc == 0 && (cq->cq_flags & NC_CREATE_FID) && nc_fid_eq(&d.d_fid, &cq->cq_fid))
+		return ns_inode_get_child(txn, &d.d_fid, in);
 	if (rc == 0)
 		return ns_create_existing(txn, cq, type, &d, in);
 	if (rc != -ENOENT)
@@ -558,7 +577,12 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		return -EMLINK;
 
 	memset(in, 0, sizeof(*in));
-	rc = ns_fid_alloc(txn, &in->in_attr.a_fid);
+	if (cq->cq_flags & NC_CREATE_FID) {
+		rc = ns_fid_check_granted(txn, &cq->cq_fid);
+		in->in_attr.a_fid = cq->cq_fid;
+	} else {
+		rc = ns_fid_alloc(txn, &in->in_attr.a_fid);
+	}
 	if (rc)
 		return rc;
 	ns_now(&now);
@@ -584,6 +608,19 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 
 	switch (type) {
 	case S_IFREG:
+		if (cq->cq_flags & NC_CREATE_PACKED) {
+			in->in_layout.l_flags = NC_LAYOUT_PACKED;
+			in->in_layout.l_pack_id = cq->cq_layout.l_pack_id;
+			in->in_layout.l_pack_off = cq->cq_layout.l_pack_off;
+			in->in_layout.l_pack_len = cq->cq_layout.l_pack_len;
+			in->in_attr.a_size = cq->cq_size;
+			in->in_attr.a_mtime = cq->cq_mtime;
+			ns_set_blocks(&in->in_attr);
+			rc = ns_pack_attach(txn, &in->in_layout);
+			if (rc)
+				return rc;
+			break;
+		}
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)
 			return rc;
@@ -639,13 +676,14 @@ int mds_ns_create(struct mds_ns *ns, const struct nc_create_req *cq,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_create_txn(ns, txn, cq, osts, cc));
+	rc = ns_create_txn(ns, txn, cq, osts, cc);
+	if (!rc && layout)
+		rc = ns_layout_join(txn, &cc->cc_child, layout);
+	rc = ns_end(txn, rc);
 	if (rc)
 		goto out_free;
 	if (attr)
 		*attr = cc->cc_child.in_attr;
-	if (layout)
-		ns_layout_out(&cc->cc_child, layout);
 out_free:
 	free(cc);
 	return rc;
@@ -1244,7 +1282,7 @@ int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 	if (attr)
 		*attr = in->in_attr;
 	if (layout)
-		ns_layout_out(in, layout);
+		rc = ns_layout_join_ro(ns, in, layout);
 out_free:
 	free(in);
 	return rc;
@@ -1273,6 +1311,10 @@ int mds_ns_size_update(struct mds_ns *ns, const struct nc_fid *fid,
 		goto out_end;
 	if (!ns_is_reg(in)) {
 		rc = ns_is_dir(in) ? -EISDIR : -EINVAL;
+		goto out_end;
+	}
+	if ((in->in_layout.l_flags & NC_LAYOUT_PACKED) && size > in->in_attr.a_size) {
+		rc = -NC_E_PACKED;
 		goto out_end;
 	}
 	if (size > in->in_attr.a_size) {

@@ -140,6 +140,20 @@ int mds_ns_xattr_del(struct mds_ns *ns, const struct nc_cred *cred,
 
 /* Group commit of the operations this thread runs in between (see
  * mds/db.h): nothing they change is durable before mds_ns_batch_end(). */
+/* Small files (ns_pack.c). */
+int mds_ns_fid_grant(struct mds_ns *ns, uint32_t want, uint64_t *seq, uint64_t *first,
+		     uint32_t *count);
+int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
+		      const struct mds_ost_set *osts, struct nc_layout *out);
+int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id);
+int mds_ns_pack_getlayout(struct mds_ns *ns, uint64_t id, struct nc_layout *out);
+int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint32_t set,
+			    uint32_t clear, struct nc_layout *out);
+int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
+		     uint32_t *count);
+int mds_ns_pack_switch(struct mds_ns *ns, const struct nc_pack_switch *sw,
+		       const struct mds_ost_set *osts, struct nc_attr *attr, struct nc_layout *out);
+
 int mds_ns_batch_begin(struct mds_ns *ns);
 int mds_ns_batch_end(struct mds_ns *ns);
 

@@ -245,6 +245,8 @@ int mds_ns_ost_replace(struct mds_ns *ns, const struct nc_ost_info *ost, uint64_
 	rc = ns_ost_register_txn(txn, ost, true);
 	if (!rc)
 		rc = ns_stale_ost_txn(txn, ost->o_index, marked);
+	if (!rc)
+		rc = ns_packs_stale_ost(txn, ost->o_index, marked);
 	return ns_end(txn, rc);
 }
 

@@ -6,6 +6,7 @@
  *
  * Records (every value starts with a u32 record version, NS_REC_VERSION):
  *   CONFIG     "fsname" -> str; "uuid" -> 16 bytes; "next_oid" -> u64;
+ *              "next_pack" -> u64;
  *              "default_layout" -> layout template; "destroy_next" -> u64
  *   INODES     fid (16 BE) -> attr, then by type: directory: parent fid,
  *              next cookie, template flag [+ template]; regular file:
@@ -15,6 +16,8 @@
  *   XATTRS     fid + name -> value bytes
  *   OSTS       index (BE u32) -> uuid, address
  *   DESTROY    id (BE u64) -> fid, layout
+ *   PACKS      id (BE u64) -> pack record (see ns_pack.c)
+ * A packed regular file's layout holds only NC_LAYOUT_PACKED and its extent.
  *
  * Each public function runs in one transaction of its own; writers are
  * serialised by LMDB, so the functions are safe to call from many threads.
@@ -50,6 +53,7 @@
 #define NS_CONF_NEXT_OID "next_oid"
 #define NS_CONF_LAYOUT "default_layout"
 #define NS_CONF_DESTROY "destroy_next"
+#define NS_CONF_NEXT_PACK "next_pack"
 
 struct mds_ns {
 	struct mds_db *ns_db;
@@ -138,6 +142,19 @@ void ns_layout_out(const struct ns_inode *in, struct nc_layout *l);
 
 /* mds/ns_xattr.c: xattrs. */
 int ns_xattrs_free(struct mds_txn *txn, const struct nc_fid *fid);
+
+/* mds/ns_pack.c: packs. */
+bool ns_fid_is_pack(const struct nc_fid *fid);
+/* A packed file starts (attach) or stops (detach) using its extent. */
+int ns_pack_attach(struct mds_txn *txn, const struct nc_layout *ext);
+int ns_pack_detach(struct mds_txn *txn, const struct nc_layout *ext);
+/* The layout clients see: ns_layout_out(), with a pack's shards filled in. */
+int ns_layout_join(struct mds_txn *txn, const struct ns_inode *in, struct nc_layout *l);
+/* The same in a read transaction of its own (only packed files need one). */
+int ns_layout_join_ro(struct mds_ns *ns, const struct ns_inode *in, struct nc_layout *l);
+/* 0 when @fid is one FID_GRANT handed out. */
+int ns_fid_check_granted(struct mds_txn *txn, const struct nc_fid *fid);
+int ns_packs_stale_ost(struct mds_txn *txn, uint32_t idx, uint64_t *marked);
 
 /* mds/ns_admin.c: the destroy queue. */
 int ns_destroy_queue(struct mds_txn *txn, const struct nc_fid *fid,

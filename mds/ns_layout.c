@@ -30,6 +30,10 @@ static int ns_tmpl_check(const struct nc_layout *t)
 {
 	if (!ns_stripe_size_ok(t->l_stripe_size))
 		return -EINVAL;
+	if (t->l_flags & ~(NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK))
+		return -EINVAL;
+	if ((t->l_flags & NC_LAYOUT_PACK) && t->l_pack_max > NC_PACK_MAX_LIMIT)
+		return -EINVAL;
 	if (t->l_m > NS_MAX_EC_M || t->l_k > NS_MAX_EC_K)
 		return -EINVAL;
 	if (t->l_m > 0 && t->l_stripe_count != 0 &&
@@ -166,6 +170,8 @@ int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
 	struct ns_inode *in;
 	int rc;
 
+	if (ns_fid_is_pack(fid))
+		return mds_ns_pack_getlayout(ns, fid->f_oid, layout);
 	in = malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;
@@ -182,7 +188,7 @@ int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
 	else if (ns_is_dir(in))
 		rc = ns_conf_get_layout(txn, layout);
 	else
-		ns_layout_out(in, layout);
+		rc = ns_layout_join(txn, in, layout);
 out_abort:
 	mds_db_txn_abort(txn);
 out_free:
@@ -193,7 +199,7 @@ out_free:
 static bool ns_tmpl_is_empty(const struct nc_layout *t)
 {
 	return !t->l_stripe_size && !t->l_stripe_count && !t->l_k && !t->l_m &&
-	       t->l_first_ost == NC_OST_ANY;
+	       t->l_first_ost == NC_OST_ANY && !(t->l_flags & NC_LAYOUT_PACK);
 }
 
 static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
@@ -225,9 +231,12 @@ static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
 		in->in_layout.l_k = req->l_k;
 		in->in_layout.l_m = req->l_m;
 		in->in_layout.l_first_ost = req->l_first_ost;
-		in->in_layout.l_flags = NC_LAYOUT_TEMPLATE;
+		in->in_layout.l_flags = NC_LAYOUT_TEMPLATE | (req->l_flags & NC_LAYOUT_PACK);
+		if (req->l_flags & NC_LAYOUT_PACK)
+			in->in_layout.l_pack_max = req->l_pack_max ? req->l_pack_max :
+								     NC_PACK_MAX_DEFAULT;
 	} else {
-		if (in->in_attr.a_size > 0)
+		if (in->in_attr.a_size > 0 || (in->in_layout.l_flags & NC_LAYOUT_PACKED))
 			return -EBUSY;
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)
@@ -319,6 +328,8 @@ int mds_ns_shard_state(struct mds_ns *ns, const struct nc_cred *cred,
 	struct ns_inode *in;
 	int rc;
 
+	if (ns_fid_is_pack(fid))
+		return mds_ns_pack_shard_state(ns, fid->f_oid, shard, set, clear, out);
 	in = malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;

@@ -136,8 +136,22 @@ void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	nc_xdr_u32(x, &l->l_flags);
 	nc_xdr_u32(x, &l->l_first_ost);
 	nc_xdr_u32(x, &l->l_gen);
-	if (x->x_err || (l->l_flags & NC_LAYOUT_TEMPLATE))
+	if (x->x_err)
 		return;
+	if (l->l_flags & ~NC_LAYOUT_FLAGS) {
+		ns_xdr_fail(x);
+		return;
+	}
+	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
+		if (l->l_flags & NC_LAYOUT_PACK)
+			nc_xdr_u32(x, &l->l_pack_max);
+		return;
+	}
+	if (l->l_flags & NC_LAYOUT_PACKED) {
+		nc_xdr_u64(x, &l->l_pack_id);
+		nc_xdr_u64(x, &l->l_pack_off);
+		nc_xdr_u64(x, &l->l_pack_len);
+	}
 	n = l->l_stripe_count;
 	if (n > NC_MAX_STRIPES) {
 		ns_xdr_fail(x);

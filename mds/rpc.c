@@ -207,7 +207,7 @@ static int op_setattr(struct mds_server *mds, struct nc_req *req, struct nc_xdr 
 
 static int op_create(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
-	struct nc_create_req *m = malloc(sizeof(*m));
+	struct nc_create_req *m = calloc(1, sizeof(*m));
 	struct mds_ost_set *set = malloc(sizeof(*set));
 	struct nc_layout layout;
 	struct nc_attr attr;
@@ -462,6 +462,132 @@ static int op_shard_state(struct mds_server *mds, struct nc_req *req, struct nc_
 	return rc;
 }
 
+/* ---- small files ---- */
+
+static int op_fid_grant(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_fid_grant m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_grant, &m);
+
+	if (!rc)
+		rc = mds_ns_fid_grant(mds_server_ns(mds), m.fg_count, &m.fg_seq, &m.fg_first,
+				      &m.fg_count);
+	return rc ? rc : reply_msg(req, (nc_xdr_fn)nc_wire_fid_grant, &m);
+}
+
+static int op_pack_alloc(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pack_alloc *m = calloc(1, sizeof(*m));
+	struct mds_ost_set *set = malloc(sizeof(*set));
+	int rc = -ENOMEM;
+
+	if (!m || !set)
+		goto out;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pack_alloc, m);
+	if (rc)
+		goto out;
+	mds_server_ost_set(mds, set);
+	rc = mds_ns_pack_alloc(mds_server_ns(mds), &m->pa_cred, &m->pa_dir, set, &m->pa_layout);
+	if (!rc) {
+		/* The id travels in l_pack_id; the layout is a plain object set. */
+		struct nc_pack_alloc *r = m;
+
+		r->pa_layout.l_flags = NC_LAYOUT_PACKED;
+		r->pa_layout.l_pack_off = 0;
+		r->pa_layout.l_pack_len = 0;
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_pack_alloc, r);
+	}
+out:
+	free(m);
+	free(set);
+	return rc;
+}
+
+/*
+ * Many creates of packed files.  Running on the writer thread inside a
+ * group-commit batch, each create is a nested transaction of its own (one
+ * that fails leaves the others), and all of them become durable together
+ * before the held reply goes out.
+ */
+static int op_pack_commit(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pack_commit m = { 0 };
+	struct nc_pack_commit_rep *rep = NULL;
+	struct nc_layout *layout = NULL;
+	int rc = -ENOMEM;
+
+	m.pc_creates = calloc(NC_PACK_COMMIT_MAX, sizeof(*m.pc_creates));
+	rep = calloc(1, sizeof(*rep));
+	layout = malloc(sizeof(*layout));
+	if (!m.pc_creates || !rep || !layout)
+		goto out;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pack_commit, &m);
+	if (rc)
+		goto out;
+	for (uint32_t i = 0; i < m.pc_count; i++) {
+		struct nc_create_req *cq = &m.pc_creates[i];
+		int r = -EINVAL;
+
+		memset(&rep->pr_attr[i], 0, sizeof(rep->pr_attr[i]));
+		if ((cq->cq_flags & (NC_CREATE_FID | NC_CREATE_PACKED)) ==
+			    (NC_CREATE_FID | NC_CREATE_PACKED) &&
+		    cq->cq_layout.l_pack_id == m.pc_pack)
+			r = mds_ns_create(mds_server_ns(mds), cq, NULL, &rep->pr_attr[i], NULL);
+		rep->pr_status[i] = nc_status_from_err(r);
+	}
+	rep->pr_count = m.pc_count;
+	if (m.pc_seal) {
+		rc = mds_ns_pack_seal(mds_server_ns(mds), m.pc_pack);
+		if (rc && rc != -ENOENT)
+			goto out;
+	}
+	rc = reply_msg(req, (nc_xdr_fn)nc_wire_pack_commit_rep, rep);
+out:
+	free(m.pc_creates);
+	free(rep);
+	free(layout);
+	return rc;
+}
+
+static int op_pack_switch(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pack_switch *m = calloc(1, sizeof(*m));
+	struct mds_ost_set *set = malloc(sizeof(*set));
+	struct nc_attr attr;
+	int rc = -ENOMEM;
+
+	if (!m || !set)
+		goto out;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pack_switch, m);
+	if (rc)
+		goto out;
+	mds_server_ost_set(mds, set);
+	rc = mds_ns_pack_switch(mds_server_ns(mds), m, set, &attr, &m->ps_new);
+	if (!rc)
+		rc = reply_attr(req, &attr, &m->ps_new);
+out:
+	free(m);
+	free(set);
+	return rc;
+}
+
+static int op_pack_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pack_list *m = calloc(1, sizeof(*m));
+	int rc = -ENOMEM;
+
+	if (!m)
+		return rc;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pack_list, m);
+	if (!rc)
+		rc = mds_ns_pack_list(mds_server_ns(mds), m->pl_after, m->pl_packs,
+				      NC_PACK_LIST_MAX, &m->pl_count);
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_pack_list, m);
+	free(m);
+	return rc;
+}
+
 static mds_op_fn op_table(uint16_t opcode)
 {
 	switch (opcode) {
@@ -486,6 +612,11 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_XATTR_LIST: return op_xattr_list;
 	case NC_OP_XATTR_DEL: return op_xattr_del;
 	case NC_OP_SHARD_STATE: return op_shard_state;
+	case NC_OP_FID_GRANT: return op_fid_grant;
+	case NC_OP_PACK_ALLOC: return op_pack_alloc;
+	case NC_OP_PACK_COMMIT: return op_pack_commit;
+	case NC_OP_PACK_SWITCH: return op_pack_switch;
+	case NC_OP_PACK_LIST: return op_pack_list;
 	default: return NULL;
 	}
 }
@@ -504,6 +635,10 @@ bool mds_op_is_write(uint16_t opcode)
 	case NC_OP_XATTR_SET:
 	case NC_OP_XATTR_DEL:
 	case NC_OP_SHARD_STATE:
+	case NC_OP_FID_GRANT:
+	case NC_OP_PACK_ALLOC:
+	case NC_OP_PACK_COMMIT:
+	case NC_OP_PACK_SWITCH:
 		return true;
 	default:
 		return false;

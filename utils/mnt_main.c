@@ -226,6 +226,8 @@ struct mnt_args {
 	double ma_entry_timeout;
 	double ma_negative_timeout;
 	long ma_read_ahead_kb;
+	bool ma_pack;
+	long ma_pack_max;
 	bool ma_foreground;
 	bool ma_debug;
 	bool ma_allow_other;
@@ -300,6 +302,8 @@ static void mnt_usage(FILE *out)
 		"     entry_timeout=SEC name cache time (default 10)\n"
 		"     negative_timeout=SEC  absent-name cache time (default 1)\n"
 		"     read_ahead_kb=KB  the kernel's readahead window (default 8192)\n"
+		"     pack              pack every small file created through the mount\n"
+		"     pack_max=BYTES    the largest file kept packed (default 1048576)\n"
 		"     allow_other, ro, rw, debug, default_permissions (always on),\n"
 		"     nosuid, nodev, noexec, ...: passed to FUSE\n"
 		"     defaults, _netdev, auto, noauto, user, nofail, ...: ignored\n"
@@ -410,6 +414,11 @@ static int mnt_opt_one(struct mnt_args *a, char *opt)
 			goto bad_value;
 	} else if (val && !strcmp(opt, "entry_timeout")) {
 		if (mnt_parse_secs(val, &a->ma_entry_timeout))
+			goto bad_value;
+	} else if (!val && !strcmp(opt, "pack")) {
+		a->ma_pack = true;
+	} else if (val && !strcmp(opt, "pack_max")) {
+		if (mnt_parse_int(val, 1, 64L << 20, &a->ma_pack_max))
 			goto bad_value;
 	} else if (val && !strcmp(opt, "read_ahead_kb")) {
 		if (mnt_parse_int(val, 0, 1L << 20, &a->ma_read_ahead_kb))
@@ -715,6 +724,8 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 		.retry_ms = a->ma_retry_ms,
 		/* The kernel caches names for the mount; the mount asks by FID. */
 		.attr_cache_ms = -1,
+		.pack_all = a->ma_pack,
+		.pack_max = (uint32_t)a->ma_pack_max,
 	};
 	int code = MNT_EXIT_FAIL;
 	struct fuse_session *se;

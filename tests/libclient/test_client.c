@@ -1256,6 +1256,190 @@ static void test_fsync_statfs(void)
 
 /* ---- an OSS goes away ---- */
 
+/* ---- small files (packing) ---- */
+
+static void pack_dir(const char *path, uint32_t pack_max)
+{
+	struct nacre_layout l;
+	struct nacre_stat st;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, path, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, path, &st), 0);
+	memset(&l, 0, sizeof(l));
+	l.first_ost = NACRE_OST_ANY;
+	l.flags = NACRE_LAYOUT_PACK;
+	l.pack_max = pack_max;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout_fid(fs, NULL, &st.fid, &l), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, path, &l), 0);
+	CU_ASSERT(l.flags & NACRE_LAYOUT_PACK);
+	CU_ASSERT_EQUAL(l.pack_max, pack_max ? pack_max : NACRE_PACK_MAX_DEFAULT);
+}
+
+static void check_file(struct nacre_fs *c, const char *path, const void *data, size_t len)
+{
+	struct nacre_file *f = NULL;
+	struct nacre_stat st;
+	uint8_t *back = malloc(len + 16);
+	ssize_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	/* The size at open (a stat may come from the name cache). */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(c, path, O_RDONLY, 0, &f), 0);
+	nacre_file_open_stat(f, &st);
+	CU_ASSERT_EQUAL(st.size, len);
+	n = read_all(f, back, len + 16, 0);
+	CU_ASSERT_EQUAL(n, (ssize_t)len);
+	if (n == (ssize_t)len)
+		CU_ASSERT(memcmp(back, data, len) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	free(back);
+}
+
+static bool is_packed(const char *path)
+{
+	struct nacre_layout l;
+
+	memset(&l, 0, sizeof(l));
+	return nacre_getlayout(fs, path, &l) == 0 && (l.flags & NACRE_LAYOUT_PACKED);
+}
+
+static void test_pack(void)
+{
+	enum { NF = 40 };
+	struct nacre_opts opts = { .attr_cache_ms = -1 };
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_pack_info packs[16];
+	struct nacre_layout l1, l2;
+	struct nacre_file *f = NULL;
+	unsigned int npacks = 0;
+	uint64_t live = 0;
+	char path[64];
+	uint8_t *data[NF];
+	size_t len[NF];
+
+	pack_dir("/pk", 64 * 1024);
+	for (int i = 0; i < NF; i++) {
+		len[i] = i == 0 ? 0 : (size_t)(i * 1531) % (64 * 1024);
+		data[i] = malloc(len[i] + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+		fill_random(data[i], len[i], 500 + i);
+		snprintf(path, sizeof(path), "/pk/f%d", i);
+		make_file(path, data[i], len[i]);
+	}
+	/* This client sees its files before they are committed ... */
+	for (int i = 0; i < NF; i += 7) {
+		snprintf(path, sizeof(path), "/pk/f%d", i);
+		check_file(fs, path, data[i], len[i]);
+	}
+	/* ... another one after the commit. */
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/pk/f%d", i);
+		check_file(fs2, path, data[i], len[i]);
+		CU_ASSERT(is_packed(path));
+	}
+	CU_ASSERT_EQUAL(nacre_pack_list(fs, 0, packs, 16, &npacks), 0);
+	CU_ASSERT(npacks >= 1);
+	for (unsigned int i = 0; i < npacks; i++)
+		live += packs[i].live;
+	/* A file that fits in a chunk lies within one. */
+	memset(&l1, 0, sizeof(l1));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/pk/f39", &l1), 0);
+	CU_ASSERT_EQUAL(l1.pack_off / l1.stripe_size,
+			(l1.pack_off + l1.pack_len - 1) / l1.stripe_size);
+
+	/* Overwrite: a new extent, still packed; the other client reads it. */
+	memset(data[5], 0xab, len[5]);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/pk/f5", O_WRONLY | O_TRUNC, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data[5], len[5], 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	check_file(fs2, "/pk/f5", data[5], len[5]);
+	CU_ASSERT(is_packed("/pk/f5"));
+
+	/* Append within pack_max: moves; past it: unpacked, bytes intact. */
+	{
+		/* A packed file being rewritten may grow to 1 MiB in its pack
+		 * (the directory's pack_max is not known to a rewrite). */
+		const size_t blen = 1300 * 1024;
+		uint8_t *big = malloc(blen);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+		memcpy(big, data[3], len[3]);
+		fill_random(big + len[3], blen - len[3], 77);
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/pk/f3", O_WRONLY | O_APPEND, 0, &f), 0);
+		CU_ASSERT_EQUAL(nacre_pwrite(f, big + len[3], 100, 0), 100);
+		CU_ASSERT_EQUAL(write_all(f, big + len[3] + 100, blen - len[3] - 100, 0), 0);
+		CU_ASSERT_EQUAL(nacre_close(f), 0);
+		check_file(fs2, "/pk/f3", big, blen);
+		CU_ASSERT_FALSE(is_packed("/pk/f3"));
+		free(big);
+	}
+
+	/* Truncate: shorter, longer (zeros), through either client. */
+	/* (A closed rewrite shows elsewhere once committed: nacre_sync.) */
+	CU_ASSERT_EQUAL(nacre_truncate(fs2, "/pk/f7", 100), 0);
+	check_file(fs, "/pk/f7", data[7], 100);
+	memset(data[7] + 100, 0, len[7] - 100);
+	CU_ASSERT_EQUAL(nacre_truncate(fs, "/pk/f7", len[7]), 0);
+	check_file(fs2, "/pk/f7", data[7], len[7]);
+	CU_ASSERT(is_packed("/pk/f7"));
+
+	/* Rename and hard link keep the extent; unlink frees it. */
+	memset(&l1, 0, sizeof(l1));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/pk/f9", &l1), 0);
+	CU_ASSERT_EQUAL(nacre_rename(fs, "/pk/f9", "/pk/g9"), 0);
+	CU_ASSERT_EQUAL(nacre_link(fs, "/pk/g9", "/pk/h9"), 0);
+	memset(&l2, 0, sizeof(l2));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, "/pk/h9", &l2), 0);
+	CU_ASSERT(l2.flags & NACRE_LAYOUT_PACKED);
+	CU_ASSERT(l1.pack_id == l2.pack_id && l1.pack_off == l2.pack_off);
+	check_file(fs2, "/pk/g9", data[9], len[9]);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/pk/g9"), 0);
+	check_file(fs2, "/pk/h9", data[9], len[9]);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/pk/h9"), 0);
+	{
+		uint64_t live2 = 0;
+
+		CU_ASSERT_EQUAL(nacre_pack_list(fs, 0, packs, 16, &npacks), 0);
+		for (unsigned int i = 0; i < npacks; i++)
+			live2 += packs[i].live;
+		/* f9 and f3's old extent went, f5 and f7 moved. */
+		CU_ASSERT(live2 < live + len[5] + len[7]);
+	}
+
+	/* Unlinking a file not yet committed: it is committed, then gone. */
+	make_file("/pk/tmp", "x", 1);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/pk/tmp"), 0);
+	{
+		struct nacre_stat st;
+
+		CU_ASSERT_EQUAL(nacre_stat(fs, "/pk/tmp", &st), -ENOENT);
+		CU_ASSERT_EQUAL(nacre_stat(fs2, "/pk/tmp", &st), -ENOENT);
+	}
+	/* O_EXCL on a name held here. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/pk/new", O_WRONLY | O_CREAT | O_EXCL, 0644, &f), 0);
+	{
+		struct nacre_file *g = NULL;
+
+		CU_ASSERT_EQUAL(nacre_open(fs, "/pk/new", O_WRONLY | O_CREAT | O_EXCL, 0644, &g),
+				-EEXIST);
+	}
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	nacre_disconnect(fs2);
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/pk/f%d", i);
+		if (i != 9)
+			CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+		free(data[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/pk/new"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/pk"), 0);
+}
+
 /* ---- the name cache of path resolution ---- */
 
 /* Two clients: one's changes show to itself at once, and to the other at
@@ -1436,6 +1620,7 @@ int main(void)
 	    !CU_add_test(suite, "concurrent writers and readers", test_concurrency) ||
 	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
+	    !CU_add_test(suite, "small files in packs", test_pack) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

@@ -1,0 +1,1354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small files: the client side of packing (see docs/design.md, "Small
+ * files").
+ *
+ * A file created in a pack directory (or through a handle with pack_all)
+ * starts as a "pend": its bytes live in client memory and the MDS knows
+ * nothing of it.  Its FID comes from a range the MDS granted this client,
+ * so the caller (and the kernel, for the mount) gets a stable inode number
+ * at once.  When the last handle closes it, its bytes are appended to this
+ * client's current pack buffer, placed so that an extent that fits in a
+ * chunk does not cross one (reading it back is one OST read).  The buffer
+ * is written to the pack's objects in large erasure-coded writes, synced,
+ * and then the files are created on the MDS in batches (PACK_COMMIT): data
+ * first, then the records that make it visible.
+ *
+ * That happens when the buffer fills, pack_flush_ms after a close, on
+ * nacre_sync(), fsync(), nacre_disconnect(), and before any namespace
+ * change or directory listing by this client (so what it lists and renames
+ * is what the MDS has).  Until then the file is visible only to this client
+ * (lookups, getattr and opens here see the pend); a client that dies before
+ * loses those files, and never damages any other.
+ *
+ * A committed packed file opened for writing becomes a pend again, loaded
+ * with its bytes; at its next commit it moves to a new extent
+ * (PACK_SWITCH).  A pend that grows past pack_max is "unpacked": it gets
+ * objects of its own (a normal layout) and every handle goes on as with
+ * any file.
+ *
+ * One mutex guards the packer; commits run under it (a flush stalls other
+ * small-file writers of this client for its duration).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "libclient/cl_int.h"
+
+#define PK_FID_BATCH 1024u
+#define PK_PACK_MAX_BYTES (256ull << 20)        /* then a new pack */
+#define PK_DIRS 64u
+#define PK_DIR_TTL_MS 10000
+#define PK_FLUSH_MS_DEFAULT 1000
+
+struct cl_pend {
+	struct nc_fid p_fid;
+	struct nc_fid p_parent;
+	char p_name[NC_NAME_MAX + 1];
+	struct nc_cred p_cred;
+	struct nc_attr p_attr;          /* a_size is p_len */
+	uint8_t *p_data;
+	size_t p_len, p_cap;
+	uint32_t p_pack_max;
+	int p_opens;
+	bool p_new;                     /* the MDS does not know it yet */
+	bool p_dirty;                   /* bytes the MDS does not have */
+	bool p_placed;                  /* in the pack buffer, to commit */
+	struct nc_layout p_old;         /* committed: the MDS's layout of it */
+	uint64_t p_pack, p_off;         /* where it was placed */
+	/* Unpacked: off the list, kept until its last handle lets go; the
+	 * handles go on with this layout. */
+	bool p_gone;
+	struct nc_layout p_ulayout;
+	struct cl_pend *p_next;
+};
+
+struct pk_dir {
+	struct nc_fid d_fid;
+	uint32_t d_pack_max;            /* 0: not a pack directory */
+	struct nc_attr d_attr;
+	int64_t d_expires;
+};
+
+struct cl_packer {
+	pthread_mutex_t k_lock;
+	pthread_cond_t k_cond;
+	pthread_t k_thread;
+	bool k_thread_up, k_stop;
+	int k_flush_ms;
+	bool k_all;
+	uint32_t k_all_max;
+	atomic_int k_npend;             /* pends that exist (a hint for hooks) */
+	struct cl_pend *k_pends;
+	uint64_t k_fid_next, k_fid_end;
+	/* the pack being filled */
+	bool k_has_pack;
+	struct nc_layout k_layout;      /* of its objects; l_pack_id is the id */
+	uint64_t k_next;                /* next free byte of the pack */
+	uint8_t *k_buf;
+	size_t k_buf_cap;
+	uint64_t k_base;                /* pack offset of k_buf[0] */
+	size_t k_len;
+	unsigned int k_nplaced;
+	int64_t k_oldest_ms;            /* first placement not yet committed */
+	int k_err;                      /* a failed background commit */
+	struct pk_dir k_dirs[PK_DIRS];
+};
+
+static int64_t pk_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pk_now(struct nc_timespec *t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->t_sec = ts.tv_sec;
+	t->t_nsec = (uint32_t)ts.tv_nsec;
+}
+
+static struct nc_fid pk_pack_fid(uint64_t id)
+{
+	struct nc_fid f = { NC_PACK_FID_SEQ, id };
+
+	return f;
+}
+
+/* ---- finding pends ---- */
+
+static struct cl_pend *pk_find_fid(struct cl_packer *k, const struct nc_fid *fid)
+{
+	for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
+		if (nc_fid_eq(&p->p_fid, fid))
+			return p;
+	return NULL;
+}
+
+static struct cl_pend *pk_find_name(struct cl_packer *k, const struct nc_fid *parent,
+				    const char *name)
+{
+	for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
+		if (p->p_new && nc_fid_eq(&p->p_parent, parent) && !strcmp(p->p_name, name))
+			return p;
+	return NULL;
+}
+
+static void pk_unlist(struct cl_packer *k, struct cl_pend *p)
+{
+	for (struct cl_pend **pp = &k->k_pends; *pp; pp = &(*pp)->p_next) {
+		if (*pp == p) {
+			*pp = p->p_next;
+			atomic_fetch_sub(&k->k_npend, 1);
+			break;
+		}
+	}
+}
+
+static void pk_pend_free(struct cl_packer *k, struct cl_pend *p)
+{
+	if (!p->p_gone)
+		pk_unlist(k, p);
+	free(p->p_data);
+	free(p);
+}
+
+bool cl_pend_gone(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layout,
+		  uint64_t *size)
+{
+	struct cl_packer *k = fs->fs_pk;
+	bool gone;
+
+	pthread_mutex_lock(&k->k_lock);
+	gone = p->p_gone;
+	if (gone) {
+		*layout = p->p_ulayout;
+		*size = p->p_len;
+		if (--p->p_opens == 0)
+			pk_pend_free(k, p);
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return gone;
+}
+
+bool cl_pack_lookup(struct nacre_fs *fs, const struct nc_fid *parent, const char *name,
+		    struct nc_attr *attr)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct cl_pend *p;
+
+	if (!k || atomic_load(&k->k_npend) == 0)
+		return false;
+	pthread_mutex_lock(&k->k_lock);
+	p = pk_find_name(k, parent, name);
+	if (p)
+		*attr = p->p_attr;
+	pthread_mutex_unlock(&k->k_lock);
+	return p != NULL;
+}
+
+bool cl_pack_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct cl_pend *p;
+
+	if (!k || atomic_load(&k->k_npend) == 0)
+		return false;
+	pthread_mutex_lock(&k->k_lock);
+	p = pk_find_fid(k, fid);
+	if (p)
+		*attr = p->p_attr;
+	pthread_mutex_unlock(&k->k_lock);
+	return p != NULL;
+}
+
+/* ---- packs and FIDs from the MDS ---- */
+
+static int pk_fid_get(struct nacre_fs *fs, struct cl_packer *k, struct nc_fid *fid)
+{
+	if (k->k_fid_next == k->k_fid_end) {
+		struct nc_fid_grant g = { .fg_cred = fs->fs_cred, .fg_count = PK_FID_BATCH };
+		struct nc_call call;
+		int rc = nc_cconn_rpc(fs->fs_mds, NC_OP_FID_GRANT, (nc_xdr_fn)nc_wire_fid_grant, &g,
+				      (nc_xdr_fn)nc_wire_fid_grant, &g, &call);
+
+		if (rc)
+			return rc;
+		nc_call_fini(&call);
+		if (g.fg_seq != NC_FILE_FID_SEQ || g.fg_count == 0)
+			return -NC_E_PROTO;
+		k->k_fid_next = g.fg_first;
+		k->k_fid_end = g.fg_first + g.fg_count;
+	}
+	fid->f_seq = NC_FILE_FID_SEQ;
+	fid->f_oid = k->k_fid_next++;
+	return 0;
+}
+
+static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct nc_fid *dir)
+{
+	struct nc_pack_alloc *m = calloc(1, sizeof(*m));
+	struct nc_call call;
+	size_t row, cap;
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	m->pa_cred = fs->fs_cred;
+	m->pa_dir = *dir;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_ALLOC, (nc_xdr_fn)nc_wire_pack_alloc, m,
+			  (nc_xdr_fn)nc_wire_pack_alloc, m, &call);
+	if (rc)
+		goto out;
+	nc_call_fini(&call);
+	if (!m->pa_layout.l_stripe_count || !m->pa_layout.l_stripe_size) {
+		rc = -NC_E_PROTO;
+		goto out;
+	}
+	k->k_layout = m->pa_layout;
+	k->k_layout.l_flags = 0;
+	k->k_has_pack = true;
+	k->k_next = 0;
+	k->k_base = 0;
+	k->k_len = 0;
+	/* Two rows, and room for the largest packed file with its padding. */
+	row = (size_t)k->k_layout.l_stripe_size * (k->k_layout.l_m ? k->k_layout.l_k :
+						   k->k_layout.l_stripe_count);
+	cap = 2 * row;
+	if (cap < NC_PACK_MAX_LIMIT / 8)
+		cap = NC_PACK_MAX_LIMIT / 8;
+	if (cap > k->k_buf_cap) {
+		uint8_t *nb = realloc(k->k_buf, cap);
+
+		if (!nb) {
+			k->k_has_pack = false;
+			rc = -ENOMEM;
+			goto out;
+		}
+		k->k_buf = nb;
+		k->k_buf_cap = cap;
+	}
+out:
+	free(m);
+	return rc;
+}
+
+/* ---- writing the buffer and committing ---- */
+
+static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
+{
+	struct nc_fid pf = pk_pack_fid(k->k_layout.l_pack_id);
+	struct nc_layout l = k->k_layout;
+	uint64_t failed = 0;
+	int rc;
+
+	if (!k->k_len)
+		return 0;
+	if (l.l_m)
+		rc = cl_ec_write(fs, &fs->fs_cred, &pf, &l, k->k_buf, k->k_len, k->k_base);
+	else
+		rc = cl_io_write(fs, &pf, &l, k->k_buf, k->k_len, k->k_base);
+	if (rc)
+		return rc;
+	/* Durable before any record points at it. */
+	if (l.l_m) {
+		rc = cl_io_objects(fs, &pf, &l, NC_OP_OBJ_SYNC, 0, &failed);
+		if (!rc)
+			rc = cl_objects_settle(fs, &fs->fs_cred, &pf, &l, failed);
+	} else {
+		rc = cl_io_objects(fs, &pf, &l, NC_OP_OBJ_SYNC, 0, NULL);
+	}
+	if (!rc)
+		k->k_layout = l; /* with any stale marks it learnt */
+	return rc;
+}
+
+static void pk_extent(const struct cl_pend *p, struct nc_layout *ext)
+{
+	memset(ext, 0, sizeof(*ext));
+	ext->l_flags = NC_LAYOUT_PACKED;
+	ext->l_pack_id = p->p_pack;
+	ext->l_pack_off = p->p_off;
+	ext->l_pack_len = p->p_len;
+}
+
+/* After a commit: the pend now mirrors what the MDS has. */
+static void pk_committed(struct cl_packer *k, struct cl_pend *p)
+{
+	p->p_placed = false;
+	p->p_dirty = false;
+	p->p_new = false;
+	pk_extent(p, &p->p_old);
+	if (p->p_opens == 0)
+		pk_pend_free(k, p);
+}
+
+/* Creates the placed new files on the MDS, up to NC_PACK_COMMIT_MAX per
+ * request. */
+static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
+{
+	struct nc_pack_commit m = { .pc_pack = k->k_layout.l_pack_id };
+	struct nc_pack_commit_rep *rep = malloc(sizeof(*rep));
+	struct cl_pend *batch[NC_PACK_COMMIT_MAX];
+	int rc = 0;
+
+	m.pc_creates = calloc(NC_PACK_COMMIT_MAX, sizeof(*m.pc_creates));
+	if (!rep || !m.pc_creates) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		struct nc_call call;
+		uint32_t n = 0;
+
+		for (struct cl_pend *p = k->k_pends; p && n < NC_PACK_COMMIT_MAX; p = p->p_next) {
+			struct nc_create_req *cq = &m.pc_creates[n];
+
+			if (!p->p_placed || !p->p_new)
+				continue;
+			memset(cq, 0, sizeof(*cq));
+			cq->cq_cred = p->p_cred;
+			cq->cq_parent = p->p_parent;
+			strcpy(cq->cq_name, p->p_name);
+			cq->cq_mode = p->p_attr.a_mode;
+			cq->cq_flags = NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED;
+			cq->cq_fid = p->p_fid;
+			cq->cq_size = p->p_len;
+			cq->cq_mtime = p->p_attr.a_mtime;
+			pk_extent(p, &cq->cq_layout);
+			batch[n++] = p;
+		}
+		if (n == 0 && !seal)
+			break;
+		m.pc_count = n;
+		m.pc_seal = seal && n < NC_PACK_COMMIT_MAX;
+		rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_COMMIT, (nc_xdr_fn)nc_wire_pack_commit, &m,
+				  (nc_xdr_fn)nc_wire_pack_commit_rep, rep, &call);
+		if (rc)
+			break;
+		nc_call_fini(&call);
+		if (rep->pr_count != n) {
+			rc = -NC_E_PROTO;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			int r = nc_err_from_status(rep->pr_status[i]);
+			struct cl_pend *p = batch[i];
+
+			if (r == -EEXIST && !strstr(p->p_name, ".nacre-conflict-")) {
+				/* Another client took the name meanwhile: keep
+				 * the bytes under a name of their own. */
+				char alt[NC_NAME_MAX + 1];
+
+				snprintf(alt, sizeof(alt), "%.200s.nacre-conflict-%llu", p->p_name,
+					 (unsigned long long)p->p_fid.f_oid);
+				nc_warn("client", "packed file %s exists already: kept as %s",
+					p->p_name, alt);
+				strcpy(p->p_name, alt);
+				continue; /* the next round commits it */
+			}
+			if (r) {
+				nc_error("client", "packed file %s could not be created: %s",
+					 p->p_name, nc_strerror(r));
+				if (!rc)
+					rc = r;
+				p->p_placed = false;
+				p->p_dirty = false;
+				p->p_new = false;
+				if (p->p_opens == 0)
+					pk_pend_free(k, p);
+				continue;
+			}
+			p->p_attr = rep->pr_attr[i];
+			pk_committed(k, p);
+		}
+		if (m.pc_seal)
+			break;
+	}
+out:
+	free(rep);
+	free(m.pc_creates);
+	return rc;
+}
+
+/* Moves committed files that were rewritten to their new extents. */
+static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
+{
+	struct nc_pack_switch *sw = malloc(sizeof(*sw));
+	struct cl_pend *p, *next;
+	int rc = 0;
+
+	if (!sw)
+		return -ENOMEM;
+	for (p = k->k_pends; p; p = next) {
+		struct nc_attr attr;
+		int r;
+
+		next = p->p_next;
+		if (!p->p_placed || p->p_new)
+			continue;
+		for (int tries = 0; tries < 3; tries++) {
+			memset(sw, 0, sizeof(*sw));
+			sw->ps_cred = p->p_cred;
+			sw->ps_fid = p->p_fid;
+			sw->ps_size = p->p_len;
+			sw->ps_mtime = p->p_attr.a_mtime;
+			sw->ps_old = p->p_old;
+			pk_extent(p, &sw->ps_new);
+			r = cl_pack_switch_rpc(fs, sw, &attr);
+			if (r != -NC_E_CHANGED)
+				break;
+			/* Another client replaced it: the last close wins. */
+			r = cl_md_getlayout(fs, &p->p_fid, &p->p_old);
+			if (r)
+				break;
+		}
+		if (r) {
+			nc_error("client", "packed file " NC_FID_FMT " could not be rewritten: %s",
+				 NC_FID_ARGS(&p->p_fid), nc_strerror(r));
+			if (!rc)
+				rc = r;
+			p->p_placed = false;
+			continue;
+		}
+		p->p_attr = attr;
+		pk_committed(k, p);
+	}
+	free(sw);
+	return rc;
+}
+
+static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p);
+
+/* Writes what is placed and commits it (k_lock held). */
+static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
+{
+	int rc = 0, r;
+
+	if (k->k_nplaced) {
+		rc = pk_write_buf(fs, k);
+		if (rc) {
+			/* Nothing was committed: the files stay placed and the
+			 * next flush writes the buffer again. */
+			return rc;
+		}
+		rc = pk_commit_new(fs, k, false);
+		r = pk_commit_switches(fs, k);
+		if (!rc)
+			rc = r;
+		k->k_base = k->k_next;
+		k->k_len = 0;
+		k->k_nplaced = 0;
+		for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
+			if (p->p_placed) {
+				/* A conflict rename: placed again below. */
+				p->p_placed = false;
+				p->p_dirty = true;
+			}
+	}
+	if (k->k_has_pack && (seal || k->k_next >= PK_PACK_MAX_BYTES)) {
+		r = pk_commit_new(fs, k, true);
+		if (!rc)
+			rc = r;
+		k->k_has_pack = false;
+	}
+	return rc;
+}
+
+/* Appends @p's bytes to the pack buffer. */
+static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p)
+{
+	uint64_t chunk, pos;
+	int rc;
+
+	if (!k->k_has_pack) {
+		rc = pk_pack_alloc(fs, k, &p->p_parent);
+		if (rc)
+			return rc;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		chunk = k->k_layout.l_stripe_size;
+		pos = k->k_next;
+		if (p->p_len <= chunk && pos % chunk + p->p_len > chunk)
+			pos += chunk - pos % chunk;
+		if (pos + p->p_len - k->k_base <= k->k_buf_cap)
+			break;
+		rc = pk_flush_locked(fs, k, false);
+		if (rc)
+			return rc;
+		if (!k->k_has_pack) {
+			rc = pk_pack_alloc(fs, k, &p->p_parent);
+			if (rc)
+				return rc;
+		}
+	}
+	if (pos + p->p_len - k->k_base > k->k_buf_cap)
+		return -EFBIG;
+	memset(k->k_buf + k->k_len, 0, pos - k->k_base - k->k_len);
+	if (p->p_len)
+		memcpy(k->k_buf + (pos - k->k_base), p->p_data, p->p_len);
+	k->k_len = pos + p->p_len - k->k_base;
+	k->k_next = pos + p->p_len;
+	p->p_pack = k->k_layout.l_pack_id;
+	p->p_off = pos;
+	p->p_placed = true;
+	if (k->k_nplaced++ == 0)
+		k->k_oldest_ms = pk_now_ms();
+	return 0;
+}
+
+/* Places every pend with bytes the MDS lacks (open ones too), then
+ * flushes (k_lock held). */
+static int pk_sync_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
+{
+	int rc = 0;
+
+	for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
+		if (p->p_dirty && !p->p_placed) {
+			rc = pk_place_locked(fs, k, p);
+			if (rc)
+				break;
+		}
+	}
+	if (!rc)
+		rc = pk_flush_locked(fs, k, seal);
+	/* A conflict rename leaves pends to place once more. */
+	for (int again = 0; !rc && again < 2; again++) {
+		bool any = false;
+
+		for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
+			if (p->p_dirty && !p->p_placed) {
+				rc = pk_place_locked(fs, k, p);
+				if (rc)
+					break;
+				any = true;
+			}
+		}
+		if (!any)
+			break;
+		if (!rc)
+			rc = pk_flush_locked(fs, k, false);
+	}
+	return rc;
+}
+
+int cl_pack_sync(struct nacre_fs *fs)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc;
+
+	if (!k || atomic_load(&k->k_npend) == 0)
+		return 0;
+	pthread_mutex_lock(&k->k_lock);
+	rc = pk_sync_locked(fs, k, false);
+	if (!rc && k->k_err) {
+		rc = k->k_err;
+		k->k_err = 0;
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+NACRE_API int nacre_sync(struct nacre_fs *fs)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc;
+
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&k->k_lock);
+	rc = pk_sync_locked(fs, k, false);
+	if (!rc && k->k_err)
+		rc = k->k_err;
+	k->k_err = 0;
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+/* Commits closed files pack_flush_ms after the first of them was placed. */
+static void *pk_flusher(void *arg)
+{
+	struct nacre_fs *fs = arg;
+	struct cl_packer *k = fs->fs_pk;
+
+	pthread_mutex_lock(&k->k_lock);
+	while (!k->k_stop) {
+		struct timespec ts;
+		int64_t due = k->k_nplaced ? k->k_oldest_ms + k->k_flush_ms :
+					     pk_now_ms() + k->k_flush_ms;
+
+		if (k->k_nplaced && pk_now_ms() >= due) {
+			int rc = pk_flush_locked(fs, k, false);
+
+			if (rc && !k->k_err)
+				k->k_err = rc;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += k->k_flush_ms / 1000;
+		ts.tv_nsec += (long)(k->k_flush_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&k->k_cond, &k->k_lock, &ts);
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+int cl_pack_init(struct nacre_fs *fs, const struct nacre_opts *opts)
+{
+	struct cl_packer *k = calloc(1, sizeof(*k));
+	pthread_condattr_t ca;
+
+	if (!k)
+		return -ENOMEM;
+	pthread_mutex_init(&k->k_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->k_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	k->k_flush_ms = opts && opts->pack_flush_ms > 0 ? opts->pack_flush_ms :
+							  PK_FLUSH_MS_DEFAULT;
+	k->k_all = opts && opts->pack_all;
+	k->k_all_max = opts && opts->pack_max ? opts->pack_max : NC_PACK_MAX_DEFAULT;
+	if (k->k_all_max > NC_PACK_MAX_LIMIT)
+		k->k_all_max = NC_PACK_MAX_LIMIT;
+	atomic_init(&k->k_npend, 0);
+	fs->fs_pk = k;
+	if (pthread_create(&k->k_thread, NULL, pk_flusher, fs)) {
+		fs->fs_pk = NULL;
+		pthread_cond_destroy(&k->k_cond);
+		pthread_mutex_destroy(&k->k_lock);
+		free(k);
+		return -ENOMEM;
+	}
+	k->k_thread_up = true;
+	return 0;
+}
+
+void cl_pack_fini(struct nacre_fs *fs)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->k_lock);
+	rc = pk_sync_locked(fs, k, true);
+	if (rc)
+		nc_error("client", "packed files not committed at disconnect: %s",
+			 nc_strerror(rc));
+	k->k_stop = true;
+	pthread_cond_broadcast(&k->k_cond);
+	pthread_mutex_unlock(&k->k_lock);
+	if (k->k_thread_up)
+		pthread_join(k->k_thread, NULL);
+	while (k->k_pends)
+		pk_pend_free(k, k->k_pends);
+	free(k->k_buf);
+	pthread_cond_destroy(&k->k_cond);
+	pthread_mutex_destroy(&k->k_lock);
+	free(k);
+	fs->fs_pk = NULL;
+}
+
+/* ---- which directories pack ---- */
+
+/* The pack_max of new files in @dir (0: not packed), and its attributes. */
+static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc_fid *dir,
+		       uint32_t *pack_max, struct nc_attr *attr)
+{
+	struct pk_dir *d = &k->k_dirs[(dir->f_oid * 0x9e3779b97f4a7c15ull) >> 58];
+	int64_t now = pk_now_ms();
+	struct nacre_layout l;
+	struct nacre_fid pf = { dir->f_seq, dir->f_oid };
+	int rc;
+
+	if (d->d_expires > now && nc_fid_eq(&d->d_fid, dir)) {
+		*pack_max = d->d_pack_max;
+		*attr = d->d_attr;
+		return 0;
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	rc = cl_md_getattr(fs, dir, attr);
+	if (!rc)
+		rc = nacre_getlayout_fid(fs, &pf, &l);
+	pthread_mutex_lock(&k->k_lock);
+	if (rc)
+		return rc;
+	d->d_fid = *dir;
+	d->d_attr = *attr;
+	d->d_pack_max = (l.flags & NACRE_LAYOUT_PACK) ? (l.pack_max ? l.pack_max :
+								NC_PACK_MAX_DEFAULT) : 0;
+	if (k->k_all && !d->d_pack_max)
+		d->d_pack_max = k->k_all_max;
+	d->d_expires = now + PK_DIR_TTL_MS;
+	*pack_max = d->d_pack_max;
+	return 0;
+}
+
+void cl_pack_dir_changed(struct nacre_fs *fs, const struct nc_fid *dir)
+{
+	struct cl_packer *k = fs->fs_pk;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->k_lock);
+	for (unsigned int i = 0; i < PK_DIRS; i++)
+		if (nc_fid_eq(&k->k_dirs[i].d_fid, dir))
+			k->k_dirs[i].d_expires = 0;
+	pthread_mutex_unlock(&k->k_lock);
+}
+
+/* May @c create in a directory with attributes @a?  (The MDS checks again
+ * at commit; this keeps a commit from failing for a reason known now.) */
+static int pk_may_create(const struct nc_attr *a, const struct nc_cred *c)
+{
+	uint32_t bits;
+
+	if (c->c_uid == 0)
+		return 0;
+	if (c->c_uid == a->a_uid) {
+		bits = (a->a_mode >> 6) & 7;
+	} else {
+		bool in = c->c_gid == a->a_gid;
+
+		for (uint32_t i = 0; !in && i < c->c_ngroups && i < NC_MAX_GROUPS; i++)
+			in = c->c_groups[i] == a->a_gid;
+		bits = in ? (a->a_mode >> 3) & 7 : a->a_mode & 7;
+	}
+	return (bits & 3) == 3 ? 0 : -EACCES;
+}
+
+/* ---- creating ---- */
+
+int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		   const char *name, uint32_t mode, int flags, struct nc_attr *attr,
+		   struct cl_pend **out)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct nc_attr dattr, cur;
+	uint32_t pack_max;
+	struct cl_pend *p;
+	int rc;
+
+	if (!k || strlen(name) > NC_NAME_MAX || !strcmp(name, ".") || !strcmp(name, ".."))
+		return 1;
+	pthread_mutex_lock(&k->k_lock);
+	rc = pk_dir_info(fs, k, parent, &pack_max, &dattr);
+	if (rc || !pack_max) {
+		pthread_mutex_unlock(&k->k_lock);
+		return rc ? rc : 1;
+	}
+	if (!S_ISDIR(dattr.a_mode)) {
+		pthread_mutex_unlock(&k->k_lock);
+		return -ENOTDIR;
+	}
+	p = pk_find_name(k, parent, name);
+	pthread_mutex_unlock(&k->k_lock);
+	if (p)
+		return (flags & O_EXCL) ? -EEXIST : 1;
+	rc = pk_may_create(&dattr, cred);
+	if (rc)
+		return rc;
+	/* The name must be free on the MDS (a read, no commit). */
+	rc = cl_md_lookup(fs, cred, parent, name, &cur);
+	if (rc == 0)
+		return (flags & O_EXCL) ? -EEXIST : 1;
+	if (rc != -ENOENT)
+		return rc;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_lock(&k->k_lock);
+	if (pk_find_name(k, parent, name)) {
+		pthread_mutex_unlock(&k->k_lock);
+		free(p);
+		return (flags & O_EXCL) ? -EEXIST : 1;
+	}
+	rc = pk_fid_get(fs, k, &p->p_fid);
+	if (rc) {
+		pthread_mutex_unlock(&k->k_lock);
+		free(p);
+		return rc;
+	}
+	p->p_parent = *parent;
+	strcpy(p->p_name, name);
+	p->p_cred = *cred;
+	p->p_pack_max = pack_max;
+	p->p_new = true;
+	p->p_dirty = true;
+	p->p_opens = 1;
+	p->p_attr.a_fid = p->p_fid;
+	p->p_attr.a_mode = S_IFREG | (mode & 07777);
+	p->p_attr.a_uid = cred->c_uid;
+	p->p_attr.a_gid = (dattr.a_mode & S_ISGID) ? dattr.a_gid : cred->c_gid;
+	p->p_attr.a_nlink = 1;
+	pk_now(&p->p_attr.a_mtime);
+	p->p_attr.a_atime = p->p_attr.a_mtime;
+	p->p_attr.a_ctime = p->p_attr.a_mtime;
+	p->p_next = k->k_pends;
+	k->k_pends = p;
+	atomic_fetch_add(&k->k_npend, 1);
+	*attr = p->p_attr;
+	*out = p;
+	pthread_mutex_unlock(&k->k_lock);
+	return 0;
+}
+
+/* An open of a file this client holds as a pend: another handle on it. */
+struct cl_pend *cl_pack_open_pend(struct nacre_fs *fs, const struct nc_fid *fid,
+				  struct nc_attr *attr)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct cl_pend *p;
+
+	if (!k || atomic_load(&k->k_npend) == 0)
+		return NULL;
+	pthread_mutex_lock(&k->k_lock);
+	p = pk_find_fid(k, fid);
+	if (p) {
+		p->p_opens++;
+		*attr = p->p_attr;
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return p;
+}
+
+/* Opening a committed packed file for writing: a pend loaded with its
+ * bytes (none with O_TRUNC). */
+int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
+			 const struct nc_attr *attr, const struct nc_layout *layout, bool trunc,
+			 struct cl_pend **out)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct cl_pend *p, *q;
+	ssize_t got = 0;
+
+	if (!k)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->p_len = trunc ? 0 : layout->l_pack_len;
+	p->p_cap = p->p_len ? p->p_len : 1;
+	p->p_data = malloc(p->p_cap);
+	if (!p->p_data) {
+		free(p);
+		return -ENOMEM;
+	}
+	if (p->p_len) {
+		got = cl_pack_read(fs, layout, p->p_data, p->p_len, 0);
+		if (got >= 0 && (size_t)got != p->p_len)
+			got = -EIO;
+		if (got < 0) {
+			free(p->p_data);
+			free(p);
+			return (int)got;
+		}
+	}
+	p->p_fid = attr->a_fid;
+	p->p_cred = *cred;
+	p->p_attr = *attr;
+	p->p_attr.a_size = p->p_len;
+	p->p_old = *layout;
+	p->p_pack_max = layout->l_pack_len > NC_PACK_MAX_DEFAULT ? (uint32_t)layout->l_pack_len :
+								    NC_PACK_MAX_DEFAULT;
+	p->p_dirty = trunc && layout->l_pack_len;
+	p->p_opens = 1;
+	pthread_mutex_lock(&k->k_lock);
+	q = pk_find_fid(k, &p->p_fid);
+	if (q) {
+		/* Another handle here got there first: share its pend. */
+		q->p_opens++;
+		if (trunc && q->p_len) {
+			q->p_len = 0;
+			q->p_attr.a_size = 0;
+			q->p_dirty = true;
+		}
+		pthread_mutex_unlock(&k->k_lock);
+		free(p->p_data);
+		free(p);
+		*out = q;
+		return 0;
+	}
+	p->p_next = k->k_pends;
+	k->k_pends = p;
+	atomic_fetch_add(&k->k_npend, 1);
+	pthread_mutex_unlock(&k->k_lock);
+	*out = p;
+	return 0;
+}
+
+/* ---- I/O on pends ---- */
+
+ssize_t cl_pend_read(struct nacre_fs *fs, struct cl_pend *p, void *buf, size_t len, uint64_t off)
+{
+	struct cl_packer *k = fs->fs_pk;
+	size_t n = 0;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (off < p->p_len) {
+		n = p->p_len - off < len ? p->p_len - off : len;
+		memcpy(buf, p->p_data + off, n);
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return (ssize_t)n;
+}
+
+uint64_t cl_pend_size(struct nacre_fs *fs, struct cl_pend *p)
+{
+	struct cl_packer *k = fs->fs_pk;
+	uint64_t n;
+
+	pthread_mutex_lock(&k->k_lock);
+	n = p->p_len;
+	pthread_mutex_unlock(&k->k_lock);
+	return n;
+}
+
+static int pk_resize(struct cl_pend *p, size_t len)
+{
+	if (len > p->p_cap) {
+		size_t cap = p->p_cap ? p->p_cap : 4096;
+		uint8_t *nd;
+
+		while (cap < len)
+			cap *= 2;
+		if (cap > p->p_pack_max && len <= p->p_pack_max)
+			cap = p->p_pack_max;
+		nd = realloc(p->p_data, cap);
+		if (!nd)
+			return -ENOMEM;
+		p->p_data = nd;
+		p->p_cap = cap;
+	}
+	if (len > p->p_len)
+		memset(p->p_data + p->p_len, 0, len - p->p_len);
+	p->p_len = len;
+	p->p_attr.a_size = len;
+	return 0;
+}
+
+/*
+ * Writes into a pend.  Returns the bytes written, or 0 when the write would
+ * take it past pack_max: the caller unpacks it (cl_pack_unpack) and writes
+ * through the normal path.
+ */
+ssize_t cl_pend_write(struct nacre_fs *fs, struct cl_pend *p, const void *buf, size_t len,
+		      uint64_t off, bool append)
+{
+	struct cl_packer *k = fs->fs_pk;
+	ssize_t rc;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (append)
+		off = p->p_len;
+	if (off + len > p->p_pack_max) {
+		pthread_mutex_unlock(&k->k_lock);
+		return 0;
+	}
+	if (p->p_placed) {
+		/* Changed after its bytes went to the buffer: those stay (the
+		 * commit is of what was placed); these go next time. */
+		rc = pk_flush_locked(fs, k, false);
+		if (rc) {
+			pthread_mutex_unlock(&k->k_lock);
+			return rc;
+		}
+	}
+	if (off + len > p->p_len) {
+		rc = pk_resize(p, off + len);
+		if (rc) {
+			pthread_mutex_unlock(&k->k_lock);
+			return rc;
+		}
+	}
+	memcpy(p->p_data + off, buf, len);
+	p->p_dirty = true;
+	pk_now(&p->p_attr.a_mtime);
+	p->p_attr.a_ctime = p->p_attr.a_mtime;
+	pthread_mutex_unlock(&k->k_lock);
+	return (ssize_t)len;
+}
+
+/* Truncates a pend; 1 when @size is past pack_max (unpack first). */
+int cl_pend_truncate(struct nacre_fs *fs, struct cl_pend *p, uint64_t size)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc = 0;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (size > p->p_pack_max) {
+		pthread_mutex_unlock(&k->k_lock);
+		return 1;
+	}
+	if (p->p_placed)
+		rc = pk_flush_locked(fs, k, false);
+	if (!rc && size != p->p_len) {
+		rc = pk_resize(p, size);
+		p->p_dirty = true;
+		pk_now(&p->p_attr.a_mtime);
+		p->p_attr.a_ctime = p->p_attr.a_mtime;
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+void cl_pend_stat(struct nacre_fs *fs, struct cl_pend *p, struct nc_attr *attr)
+{
+	struct cl_packer *k = fs->fs_pk;
+
+	pthread_mutex_lock(&k->k_lock);
+	*attr = p->p_attr;
+	pthread_mutex_unlock(&k->k_lock);
+}
+
+/* fsync of a handle on a pend: this file, and all placed with it. */
+int cl_pend_fsync(struct nacre_fs *fs, struct cl_pend *p)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc = 0;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (p->p_dirty && !p->p_placed)
+		rc = pk_place_locked(fs, k, p);
+	if (!rc)
+		rc = pk_flush_locked(fs, k, false);
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+/* The last close of a pend queues its bytes for the next commit. */
+int cl_pend_close(struct nacre_fs *fs, struct cl_pend *p)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc = 0;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (--p->p_opens > 0) {
+		pthread_mutex_unlock(&k->k_lock);
+		return 0;
+	}
+	if (p->p_gone) {
+		pk_pend_free(k, p);
+		pthread_mutex_unlock(&k->k_lock);
+		return 0;
+	}
+	if (p->p_dirty && !p->p_placed) {
+		rc = pk_place_locked(fs, k, p);
+		if (rc) {
+			/* Kept as a pend: the flusher or the next sync tries
+			 * again. */
+			nc_warn("client", "packed file %s not queued: %s", p->p_name,
+				nc_strerror(rc));
+			rc = 0;
+		}
+	}
+	if (!p->p_dirty && !p->p_placed)
+		pk_pend_free(k, p);
+	else
+		pthread_cond_signal(&k->k_cond);
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+/*
+ * Gives a pend objects of its own (a normal layout) and writes its bytes
+ * there; the MDS then knows the file as any other.  @layout and @attr
+ * receive what the handles go on with; each handle learns it at its next
+ * call (cl_pend_gone()), and the pend goes with the last of them.
+ */
+int cl_pack_unpack(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layout,
+		   struct nc_attr *attr)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct nc_pack_switch *sw = NULL;
+	int rc;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (p->p_placed) {
+		rc = pk_flush_locked(fs, k, false);
+		if (rc)
+			goto out;
+	}
+	if (p->p_new) {
+		struct nc_create_req *cq = calloc(1, sizeof(*cq));
+
+		rc = -ENOMEM;
+		if (cq) {
+			struct nc_call call;
+			struct nc_attr_rep rep;
+
+			cq->cq_cred = p->p_cred;
+			cq->cq_parent = p->p_parent;
+			strcpy(cq->cq_name, p->p_name);
+			cq->cq_mode = p->p_attr.a_mode;
+			cq->cq_flags = NC_CREATE_EXCL | NC_CREATE_FID;
+			cq->cq_fid = p->p_fid;
+			rc = nc_cconn_rpc(fs->fs_mds, NC_OP_CREATE, (nc_xdr_fn)nc_wire_create_req, cq,
+					  (nc_xdr_fn)nc_wire_attr_rep, &rep, &call);
+			if (!rc) {
+				nc_call_fini(&call);
+				*attr = rep.ar_attr;
+				*layout = rep.ar_layout;
+				if (!rep.ar_has_layout)
+					rc = -NC_E_LAYOUT;
+			}
+			free(cq);
+		}
+		if (rc)
+			goto out;
+		p->p_new = false;
+	} else {
+		sw = calloc(1, sizeof(*sw));
+		rc = -ENOMEM;
+		if (!sw)
+			goto out;
+		sw->ps_cred = p->p_cred;
+		sw->ps_fid = p->p_fid;
+		sw->ps_flags = NC_SWITCH_PROPOSE;
+		sw->ps_old = p->p_old;
+		rc = cl_pack_switch_rpc_layout(fs, sw, attr, layout);
+		if (rc)
+			goto out;
+	}
+	/* The bytes, then (for a committed file) the switch that shows them. */
+	if (p->p_len) {
+		if (layout->l_m)
+			rc = cl_ec_write(fs, &p->p_cred, &p->p_fid, layout, p->p_data, p->p_len, 0);
+		else
+			rc = cl_io_write(fs, &p->p_fid, layout, p->p_data, p->p_len, 0);
+		if (rc)
+			goto out;
+	}
+	if (sw) {
+		sw->ps_flags = 0;
+		sw->ps_size = p->p_len;
+		sw->ps_mtime = p->p_attr.a_mtime;
+		sw->ps_new = *layout;
+		rc = cl_pack_switch_rpc_layout(fs, sw, attr, layout);
+	} else if (p->p_len) {
+		rc = cl_md_size_update(fs, &p->p_cred, &p->p_fid, p->p_len, NC_SIZE_MTIME, attr);
+	}
+	if (rc)
+		goto out;
+	attr->a_size = p->p_len;
+	p->p_dirty = false;
+	p->p_ulayout = *layout;
+	pk_unlist(k, p);
+	p->p_gone = true;
+out:
+	pthread_mutex_unlock(&k->k_lock);
+	free(sw);
+	return rc;
+}
+
+/*
+ * Truncation of a small file: a pend here is cut in memory, a committed
+ * packed file is loaded, cut and committed at once.  1 when the file is not
+ * (or, past pack_max, no longer) packed: the caller truncates its objects.
+ */
+int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
+		     uint64_t size, struct nc_attr *attr)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct nc_layout layout;
+	struct nc_attr cur;
+	struct cl_pend *p;
+	uint64_t n;
+	int rc;
+
+	if (!k)
+		return 1;
+	p = cl_pack_open_pend(fs, fid, &cur);
+	if (!p) {
+		rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
+		if (rc)
+			return rc;
+		if (!(layout.l_flags & NC_LAYOUT_PACKED))
+			return 1;
+		rc = cl_pack_open_rewrite(fs, cred, &cur, &layout, false, &p);
+		if (rc)
+			return rc;
+	}
+	rc = cl_pend_truncate(fs, p, size);
+	if (rc == 1) {
+		rc = cl_pack_unpack(fs, p, &layout, attr);
+		if (!rc)
+			cl_pend_gone(fs, p, &layout, &n); /* lets go of our open */
+		else
+			cl_pend_close(fs, p);
+		return rc ? rc : 1;
+	}
+	if (!rc)
+		rc = cl_pend_fsync(fs, p);
+	if (!rc)
+		cl_pend_stat(fs, p, attr);
+	cl_pend_close(fs, p);
+	return rc;
+}
+
+/* ---- reading committed packed files ---- */
+
+ssize_t cl_pack_read(struct nacre_fs *fs, const struct nc_layout *layout, void *buf, size_t len,
+		     uint64_t off)
+{
+	struct nc_fid pf = pk_pack_fid(layout->l_pack_id);
+	struct nc_layout l = *layout;
+
+	if (off >= layout->l_pack_len)
+		return 0;
+	if (len > layout->l_pack_len - off)
+		len = layout->l_pack_len - off;
+	l.l_flags = 0;
+	if (l.l_m)
+		return cl_ec_read(fs, &pf, &l, buf, len, layout->l_pack_off + off);
+	return cl_io_read(fs, &pf, &l, buf, len, layout->l_pack_off + off);
+}
+
+/* ---- RPC helpers ---- */
+
+int cl_pack_switch_rpc_layout(struct nacre_fs *fs, struct nc_pack_switch *sw,
+			      struct nc_attr *attr, struct nc_layout *layout)
+{
+	struct nc_attr_rep *rep = calloc(1, sizeof(*rep));
+	struct nc_call call;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_SWITCH, (nc_xdr_fn)nc_wire_pack_switch, sw,
+			  (nc_xdr_fn)nc_wire_attr_rep, rep, &call);
+	if (!rc) {
+		nc_call_fini(&call);
+		if (attr)
+			*attr = rep->ar_attr;
+		if (layout)
+			*layout = rep->ar_layout;
+	}
+	free(rep);
+	return rc;
+}
+
+int cl_pack_switch_rpc(struct nacre_fs *fs, struct nc_pack_switch *sw, struct nc_attr *attr)
+{
+	return cl_pack_switch_rpc_layout(fs, sw, attr, NULL);
+}
+
+int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
+{
+	struct nc_fid_req m = { .fr_cred = fs->fs_cred, .fr_fid = *fid };
+	struct nc_layout_msg *rep = calloc(1, sizeof(*rep));
+	struct nc_call call;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_GETLAYOUT, (nc_xdr_fn)nc_wire_fid_req, &m,
+			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
+	if (!rc) {
+		nc_call_fini(&call);
+		*l = rep->sl_layout;
+	}
+	free(rep);
+	return rc;
+}
+
+/* ---- listing packs ---- */
+
+NACRE_API int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info *out,
+			      unsigned int max, unsigned int *count)
+{
+	struct nc_pack_list *m = calloc(1, sizeof(*m));
+	struct nc_call call;
+	unsigned int n = 0;
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	*count = 0;
+	while (n < max) {
+		m->pl_after = after;
+		m->pl_count = 0;
+		rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_LIST, (nc_xdr_fn)nc_wire_pack_list, m,
+				  (nc_xdr_fn)nc_wire_pack_list, m, &call);
+		if (rc)
+			goto out;
+		nc_call_fini(&call);
+		for (uint32_t i = 0; i < m->pl_count && n < max; i++) {
+			out[n].id = m->pl_packs[i].pk_id;
+			out[n].size = m->pl_packs[i].pk_size;
+			out[n].live = m->pl_packs[i].pk_live;
+			out[n].files = m->pl_packs[i].pk_files;
+			out[n].sealed = m->pl_packs[i].pk_sealed != 0;
+			after = m->pl_packs[i].pk_id;
+			n++;
+		}
+		if (m->pl_count < NC_PACK_LIST_MAX)
+			break;
+	}
+	rc = 0;
+out:
+	*count = n;
+	free(m);
+	return rc;
+}

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small-file packing on the MDS: packs, FID grants, and switching a file's
+ * bytes between a pack extent and objects of its own.
+ *
+ * A pack is a large erasure-coded object set, FID (NC_PACK_FID_SEQ, id),
+ * that clients append small files to; the MDS records each packed file as
+ * an extent of it (NC_LAYOUT_PACKED in the inode's layout) and keeps per
+ * pack the bytes and files that still use it:
+ *
+ *   PACKS  id (BE u64) -> version, layout, size, live bytes, files,
+ *          sealed, mtime (seconds of the last commit)
+ *
+ * A pack whose last file goes and that will get no more (sealed) is queued
+ * for destruction like a removed file's objects.  The layout a client sees
+ * for a packed file is the pack's (with its current stale marks) plus the
+ * extent: ns_layout_join().
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "mds/ns_int.h"
+
+/* An unsealed pack untouched this long belongs to a client that went
+ * away: it counts as sealed. */
+#define NS_PACK_ABANDONED_S 3600
+
+struct ns_pack {
+	uint64_t p_id;
+	struct nc_layout p_layout;
+	uint64_t p_size;
+	uint64_t p_live;
+	uint32_t p_files;
+	uint32_t p_sealed;
+	int64_t p_mtime;
+};
+
+static void ns_pack_key(uint64_t id, uint8_t k[8])
+{
+	ns_put_be64(k, id);
+}
+
+static void ns_xdr_pack(struct nc_xdr *x, struct ns_pack *p)
+{
+	ns_xdr_version(x);
+	ns_xdr_layout(x, &p->p_layout);
+	nc_xdr_u64(x, &p->p_size);
+	nc_xdr_u64(x, &p->p_live);
+	nc_xdr_u32(x, &p->p_files);
+	nc_xdr_u32(x, &p->p_sealed);
+	nc_xdr_i64(x, &p->p_mtime);
+}
+
+static int ns_pack_get(struct mds_txn *txn, uint64_t id, struct ns_pack *p)
+{
+	uint8_t key[8];
+	struct nc_xdr x;
+	const void *val;
+	size_t vlen;
+	int rc;
+
+	ns_pack_key(id, key);
+	rc = mds_db_get(txn, MDS_T_PACKS, key, sizeof(key), &val, &vlen);
+	if (rc)
+		return rc;
+	memset(p, 0, sizeof(*p));
+	nc_xdr_init_decode(&x, val, vlen);
+	ns_xdr_pack(&x, p);
+	if (x.x_err || nc_xdr_finish(&x)) {
+		struct nc_fid f = { NC_PACK_FID_SEQ, id };
+
+		ns_log_corrupt("pack", &f);
+		return -NC_E_CORRUPT;
+	}
+	p->p_id = id;
+	return 0;
+}
+
+static int ns_pack_put(struct mds_txn *txn, struct ns_pack *p)
+{
+	uint8_t buf[128 + NC_MAX_STRIPES * 8];
+	uint8_t key[8];
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	ns_xdr_pack(&x, p);
+	if (x.x_err)
+		return x.x_err;
+	ns_pack_key(p->p_id, key);
+	return mds_db_put(txn, MDS_T_PACKS, key, sizeof(key), buf, x.x_pos, false);
+}
+
+static bool ns_pack_is_sealed(const struct ns_pack *p)
+{
+	return p->p_sealed || time(NULL) - p->p_mtime > NS_PACK_ABANDONED_S;
+}
+
+/* Destroys @p when nothing uses it and nothing will. */
+static int ns_pack_maybe_free(struct mds_txn *txn, struct ns_pack *p)
+{
+	struct nc_fid f = { NC_PACK_FID_SEQ, p->p_id };
+	uint8_t key[8];
+	int rc;
+
+	if (p->p_files || !ns_pack_is_sealed(p))
+		return ns_pack_put(txn, p);
+	ns_pack_key(p->p_id, key);
+	rc = mds_db_del(txn, MDS_T_PACKS, key, sizeof(key));
+	if (rc)
+		return rc;
+	return ns_destroy_queue(txn, &f, &p->p_layout);
+}
+
+bool ns_fid_is_pack(const struct nc_fid *fid)
+{
+	return fid->f_seq == NC_PACK_FID_SEQ;
+}
+
+int ns_pack_attach(struct mds_txn *txn, const struct nc_layout *ext)
+{
+	struct ns_pack p;
+	int rc;
+
+	rc = ns_pack_get(txn, ext->l_pack_id, &p);
+	if (rc == -ENOENT)
+		return -EINVAL;
+	if (rc)
+		return rc;
+	if (ext->l_pack_len > NC_PACK_MAX_LIMIT ||
+	    ext->l_pack_off > UINT64_MAX - NC_PACK_MAX_LIMIT)
+		return -EINVAL;
+	if (p.p_files == UINT32_MAX)
+		return -ENOSPC;
+	p.p_files++;
+	p.p_live += ext->l_pack_len;
+	if (ext->l_pack_off + ext->l_pack_len > p.p_size)
+		p.p_size = ext->l_pack_off + ext->l_pack_len;
+	p.p_mtime = time(NULL);
+	return ns_pack_put(txn, &p);
+}
+
+int ns_pack_detach(struct mds_txn *txn, const struct nc_layout *ext)
+{
+	struct ns_pack p;
+	int rc;
+
+	rc = ns_pack_get(txn, ext->l_pack_id, &p);
+	if (rc == -ENOENT) {
+		struct nc_fid f = { NC_PACK_FID_SEQ, ext->l_pack_id };
+
+		ns_log_corrupt("missing pack", &f);
+		return 0; /* nothing left to account */
+	}
+	if (rc)
+		return rc;
+	if (p.p_files)
+		p.p_files--;
+	p.p_live = p.p_live > ext->l_pack_len ? p.p_live - ext->l_pack_len : 0;
+	return ns_pack_maybe_free(txn, &p);
+}
+
+int ns_layout_join(struct mds_txn *txn, const struct ns_inode *in, struct nc_layout *l)
+{
+	struct ns_pack p;
+	int rc;
+
+	ns_layout_out(in, l);
+	if (!ns_is_reg(in) || !(in->in_layout.l_flags & NC_LAYOUT_PACKED))
+		return 0;
+	rc = ns_pack_get(txn, in->in_layout.l_pack_id, &p);
+	if (rc == -ENOENT)
+		rc = -NC_E_CORRUPT;
+	if (rc)
+		return rc;
+	*l = p.p_layout;
+	l->l_flags = NC_LAYOUT_PACKED;
+	l->l_pack_id = in->in_layout.l_pack_id;
+	l->l_pack_off = in->in_layout.l_pack_off;
+	l->l_pack_len = in->in_layout.l_pack_len;
+	return 0;
+}
+
+int ns_layout_join_ro(struct mds_ns *ns, const struct ns_inode *in, struct nc_layout *l)
+{
+	struct mds_txn *txn;
+	int rc;
+
+	if (!ns_is_reg(in) || !(in->in_layout.l_flags & NC_LAYOUT_PACKED)) {
+		ns_layout_out(in, l);
+		return 0;
+	}
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = ns_layout_join(txn, in, l);
+	mds_db_txn_abort(txn);
+	return rc;
+}
+
+/* ---- FID grants ---- */
+
+int mds_ns_fid_grant(struct mds_ns *ns, uint32_t want, uint64_t *seq, uint64_t *first,
+		     uint32_t *count)
+{
+	struct mds_txn *txn;
+	uint64_t oid;
+	int rc;
+
+	if (want == 0 || want > NC_FID_GRANT_MAX)
+		return -EINVAL;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		return rc;
+	rc = ns_conf_get_u64(txn, NS_CONF_NEXT_OID, &oid);
+	if (!rc && (oid <= NC_ROOT_FID_OID || oid > UINT64_MAX - want))
+		rc = -ENOSPC;
+	if (!rc)
+		rc = ns_conf_put_u64(txn, NS_CONF_NEXT_OID, oid + want);
+	rc = ns_end(txn, rc);
+	if (rc)
+		return rc;
+	*seq = NC_FILE_FID_SEQ;
+	*first = oid;
+	*count = want;
+	return 0;
+}
+
+int ns_fid_check_granted(struct mds_txn *txn, const struct nc_fid *fid)
+{
+	uint64_t next;
+	int rc;
+
+	if (fid->f_seq != NC_FILE_FID_SEQ || fid->f_oid <= NC_ROOT_FID_OID)
+		return -EINVAL;
+	rc = ns_conf_get_u64(txn, NS_CONF_NEXT_OID, &next);
+	if (rc)
+		return rc;
+	return fid->f_oid < next ? 0 : -EINVAL;
+}
+
+/* ---- packs ---- */
+
+int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
+		      const struct mds_ost_set *osts, struct nc_layout *out)
+{
+	struct mds_txn *txn;
+	struct ns_inode *in;
+	struct nc_layout dflt, tmpl;
+	struct ns_pack *p;
+	uint64_t id;
+	int rc;
+
+	(void)cred; /* packs belong to no one; their files carry the owners */
+	in = malloc(sizeof(*in));
+	p = calloc(1, sizeof(*p));
+	if (!in || !p) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		goto out_free;
+	rc = ns_conf_get_layout(txn, &dflt);
+	if (rc)
+		goto out_end;
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.l_first_ost = NC_OST_ANY;
+	if (!nc_fid_is_zero(dir)) {
+		rc = ns_dir_get(txn, dir, in);
+		if (rc)
+			goto out_end;
+		if (in->in_has_tmpl)
+			tmpl = in->in_layout;
+	}
+	rc = ns_conf_get_u64(txn, NS_CONF_NEXT_PACK, &id);
+	if (rc)
+		goto out_end;
+	if (id == UINT64_MAX) {
+		rc = -ENOSPC;
+		goto out_end;
+	}
+	rc = ns_conf_put_u64(txn, NS_CONF_NEXT_PACK, id + 1);
+	if (rc)
+		goto out_end;
+	/* A pack is laid out as a file of the directory would be, but always
+	 * over the OSTs the MDS picks in turn. */
+	tmpl.l_first_ost = NC_OST_ANY;
+	tmpl.l_flags = NC_LAYOUT_TEMPLATE;
+	rc = ns_layout_alloc(ns, &dflt, &tmpl, osts, &p->p_layout);
+	if (rc)
+		goto out_end;
+	p->p_layout.l_flags = 0;
+	p->p_id = id;
+	p->p_mtime = time(NULL);
+	rc = ns_pack_put(txn, p);
+out_end:
+	rc = ns_end(txn, rc);
+	if (!rc) {
+		*out = p->p_layout;
+		out->l_pack_id = id;
+	}
+out_free:
+	free(in);
+	free(p);
+	return rc;
+}
+
+int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id)
+{
+	struct mds_txn *txn;
+	struct ns_pack p;
+	int rc;
+
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		return rc;
+	rc = ns_pack_get(txn, id, &p);
+	if (!rc) {
+		p.p_sealed = 1;
+		rc = ns_pack_maybe_free(txn, &p);
+	}
+	return ns_end(txn, rc);
+}
+
+int mds_ns_pack_getlayout(struct mds_ns *ns, uint64_t id, struct nc_layout *out)
+{
+	struct mds_txn *txn;
+	struct ns_pack p;
+	int rc;
+
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = ns_pack_get(txn, id, &p);
+	mds_db_txn_abort(txn);
+	if (!rc)
+		*out = p.p_layout;
+	return rc;
+}
+
+int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint32_t set,
+			    uint32_t clear, struct nc_layout *out)
+{
+	struct nc_layout_shard *ls;
+	struct mds_txn *txn;
+	struct ns_pack p;
+	int rc;
+
+	if ((set | clear) & ~NC_SHARD_STALE)
+		return -EINVAL;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		return rc;
+	rc = ns_pack_get(txn, id, &p);
+	if (!rc && shard >= p.p_layout.l_stripe_count)
+		rc = -EINVAL;
+	if (!rc) {
+		ls = &p.p_layout.l_shards[shard];
+		if (((ls->ls_flags | set) & ~clear) != ls->ls_flags) {
+			ls->ls_flags = (ls->ls_flags | set) & ~clear;
+			p.p_layout.l_gen++;
+			rc = ns_pack_put(txn, &p);
+		}
+	}
+	rc = ns_end(txn, rc);
+	if (!rc && out)
+		*out = p.p_layout;
+	return rc;
+}
+
+int ns_packs_stale_ost(struct mds_txn *txn, uint32_t idx, uint64_t *marked)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	struct mds_cursor *c;
+	const void *k, *v;
+	size_t kl, vl;
+	int rc;
+
+	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_seek(c, NULL, 0, &k, &kl, &v, &vl);
+	while (rc == 0) {
+		if (kl == 8) {
+			if (n == cap) {
+				uint64_t *ni = realloc(ids, (cap ? cap * 2 : 64) * sizeof(*ni));
+
+				if (!ni) {
+					rc = -ENOMEM;
+					break;
+				}
+				ids = ni;
+				cap = cap ? cap * 2 : 64;
+			}
+			ids[n++] = ns_get_be64(k);
+		}
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc == -ENOENT)
+		rc = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct ns_pack p;
+		bool changed = false;
+
+		rc = ns_pack_get(txn, ids[i], &p);
+		if (rc)
+			break;
+		if (!p.p_layout.l_m)
+			continue; /* plain packs have nothing to rebuild from */
+		for (uint32_t s = 0; s < p.p_layout.l_stripe_count; s++) {
+			if (p.p_layout.l_shards[s].ls_ost == idx &&
+			    !(p.p_layout.l_shards[s].ls_flags & NC_SHARD_STALE)) {
+				p.p_layout.l_shards[s].ls_flags |= NC_SHARD_STALE;
+				changed = true;
+			}
+		}
+		if (changed) {
+			p.p_layout.l_gen++;
+			rc = ns_pack_put(txn, &p);
+			(*marked)++;
+		}
+	}
+	free(ids);
+	return rc;
+}
+
+int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
+		     uint32_t *count)
+{
+	struct mds_cursor *c;
+	struct mds_txn *txn;
+	const void *k, *v;
+	uint8_t key[8];
+	size_t kl, vl;
+	uint32_t n = 0;
+	int rc;
+
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
+	if (rc)
+		goto out_abort;
+	ns_pack_key(after == UINT64_MAX ? after : after + 1, key);
+	rc = mds_db_cursor_seek(c, key, sizeof(key), &k, &kl, &v, &vl);
+	while (rc == 0 && n < max) {
+		struct ns_pack p;
+
+		if (kl == 8) {
+			rc = ns_pack_get(txn, ns_get_be64(k), &p);
+			if (rc)
+				break;
+			if (p.p_id > after) {
+				out[n].pk_id = p.p_id;
+				out[n].pk_size = p.p_size;
+				out[n].pk_live = p.p_live;
+				out[n].pk_files = p.p_files;
+				out[n].pk_sealed = ns_pack_is_sealed(&p);
+				out[n].pk_mtime = p.p_mtime;
+				n++;
+			}
+		}
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc == -ENOENT)
+		rc = 0;
+	*count = n;
+out_abort:
+	mds_db_txn_abort(txn);
+	return rc;
+}
+
+/* ---- switching a file's bytes ---- */
+
+/* Does the file still look as the client read it? */
+static bool ns_layout_matches(const struct nc_layout *cur, const struct nc_layout *old)
+{
+	if ((cur->l_flags & NC_LAYOUT_PACKED) != (old->l_flags & NC_LAYOUT_PACKED))
+		return false;
+	if (cur->l_flags & NC_LAYOUT_PACKED)
+		return cur->l_pack_id == old->l_pack_id && cur->l_pack_off == old->l_pack_off &&
+		       cur->l_pack_len == old->l_pack_len;
+	return cur->l_gen == old->l_gen;
+}
+
+/* A layout a client sends for the objects of a file must be one the MDS
+ * could have made: valid OSTs, a geometry that holds together. */
+static int ns_layout_check_objects(const struct nc_layout *l)
+{
+	if (l->l_flags & NC_LAYOUT_FLAGS)
+		return -NC_E_LAYOUT;
+	if (l->l_stripe_count == 0 || l->l_stripe_count > NC_MAX_STRIPES ||
+	    l->l_stripe_size == 0 || l->l_stripe_size % 4096)
+		return -NC_E_LAYOUT;
+	if (l->l_m && (l->l_k == 0 || l->l_k > NS_MAX_EC_K || l->l_m > NS_MAX_EC_M ||
+		       l->l_stripe_count != l->l_k + l->l_m))
+		return -NC_E_LAYOUT;
+	for (uint32_t i = 0; i < l->l_stripe_count; i++)
+		if (l->l_shards[i].ls_ost >= NC_MAX_OSTS)
+			return -NC_E_LAYOUT;
+	return 0;
+}
+
+static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc_pack_switch *sw,
+			 const struct mds_ost_set *osts, struct ns_inode *in, struct nc_layout *out)
+{
+	const struct nc_layout *nl = &sw->ps_new;
+	struct nc_layout dflt;
+	int rc;
+
+	rc = ns_inode_get(txn, &sw->ps_fid, in);
+	if (rc)
+		return rc;
+	if (!ns_is_reg(in))
+		return ns_is_dir(in) ? -EISDIR : -EINVAL;
+	rc = ns_permission(&in->in_attr, &sw->ps_cred, NS_MAY_WRITE);
+	if (rc)
+		return rc;
+	if (sw->ps_flags & NC_SWITCH_PROPOSE) {
+		/* Objects for the file, laid out as the filesystem default: the
+		 * client fills them, then switches to them. */
+		rc = ns_conf_get_layout(txn, &dflt);
+		if (rc)
+			return rc;
+		rc = ns_layout_alloc(ns, &dflt, NULL, osts, out);
+		if (!rc)
+			out->l_gen = in->in_layout.l_gen + 1;
+		return rc;
+	}
+	if (!ns_layout_matches(&in->in_layout, &sw->ps_old))
+		return -NC_E_CHANGED;
+	if (nl->l_flags & NC_LAYOUT_PACKED) {
+		if (nl->l_pack_len != sw->ps_size)
+			return -EINVAL;
+		rc = ns_pack_attach(txn, nl);
+		if (rc)
+			return rc;
+	} else {
+		rc = ns_layout_check_objects(nl);
+		if (rc)
+			return rc;
+	}
+	/* What the file used before goes. */
+	if (in->in_layout.l_flags & NC_LAYOUT_PACKED)
+		rc = ns_pack_detach(txn, &in->in_layout);
+	else if (in->in_layout.l_stripe_count > 0)
+		rc = ns_destroy_queue(txn, &in->in_attr.a_fid, &in->in_layout);
+	if (rc)
+		return rc;
+	if (nl->l_flags & NC_LAYOUT_PACKED) {
+		memset(&in->in_layout, 0, sizeof(in->in_layout));
+		in->in_layout.l_flags = NC_LAYOUT_PACKED;
+		in->in_layout.l_pack_id = nl->l_pack_id;
+		in->in_layout.l_pack_off = nl->l_pack_off;
+		in->in_layout.l_pack_len = nl->l_pack_len;
+	} else {
+		uint32_t gen = in->in_layout.l_gen;
+
+		in->in_layout = *nl;
+		in->in_layout.l_flags = 0;
+		in->in_layout.l_gen = gen + 1;
+	}
+	in->in_attr.a_size = sw->ps_size;
+	in->in_attr.a_mtime = sw->ps_mtime;
+	ns_now(&in->in_attr.a_ctime);
+	ns_set_blocks(&in->in_attr);
+	rc = ns_inode_put(txn, in, false);
+	if (rc)
+		return rc;
+	return ns_layout_join(txn, in, out);
+}
+
+int mds_ns_pack_switch(struct mds_ns *ns, const struct nc_pack_switch *sw,
+		       const struct mds_ost_set *osts, struct nc_attr *attr, struct nc_layout *out)
+{
+	struct mds_txn *txn;
+	struct ns_inode *in;
+	int rc;
+
+	in = malloc(sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		goto out_free;
+	rc = ns_switch_txn(ns, txn, sw, osts, in, out);
+	if (sw->ps_flags & NC_SWITCH_PROPOSE) {
+		mds_db_txn_abort(txn); /* nothing to keep */
+	} else {
+		rc = ns_end(txn, rc);
+	}
+	if (!rc && attr)
+		*attr = in->in_attr;
+out_free:
+	free(in);
+	return rc;
+}

@@ -135,6 +135,7 @@ ssize_t cl_pend_write(struct nacre_fs *fs, struct cl_pend *p, const void *buf, s
 int cl_pend_truncate(struct nacre_fs *fs, struct cl_pend *p, uint64_t size);
 void cl_pend_stat(struct nacre_fs *fs, struct cl_pend *p, struct nc_attr *attr);
 int cl_pend_fsync(struct nacre_fs *fs, struct cl_pend *p);
+int cl_pend_flush(struct nacre_fs *fs, struct cl_pend *p);
 int cl_pend_close(struct nacre_fs *fs, struct cl_pend *p);
 /* True when the pend was unpacked: @layout and @size are the file's now,
  * and the caller's handle no longer holds the pend. */

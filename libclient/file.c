@@ -686,7 +686,7 @@ NACRE_API int nacre_flush(struct nacre_file *f)
 
 	pend_check(f);
 	if (f->f_pend)
-		return 0; /* committed with its batch (see nacre_sync()) */
+		return cl_pend_flush(f->f_fs, f->f_pend); /* into the next batch */
 	rc = f->f_layout.l_m ? wb_flush(f) : 0;
 
 	if (!rc)

@@ -130,6 +130,13 @@ static struct nc_fid pk_pack_fid(uint64_t id)
 
 /* ---- finding pends ---- */
 
+/* Holds what the MDS does not have yet (else the MDS is the one to ask:
+ * another client may have changed the file since). */
+static bool pk_pend_ahead(const struct cl_pend *p)
+{
+	return p->p_new || p->p_dirty || p->p_placed;
+}
+
 static struct cl_pend *pk_find_fid(struct cl_packer *k, const struct nc_fid *fid)
 {
 	for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
@@ -209,6 +216,8 @@ bool cl_pack_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_at
 		return false;
 	pthread_mutex_lock(&k->k_lock);
 	p = pk_find_fid(k, fid);
+	if (p && !pk_pend_ahead(p))
+		p = NULL; /* the MDS knows it as well: ask it */
 	if (p)
 		*attr = p->p_attr;
 	pthread_mutex_unlock(&k->k_lock);
@@ -865,6 +874,10 @@ struct cl_pend *cl_pack_open_pend(struct nacre_fs *fs, const struct nc_fid *fid,
 		return NULL;
 	pthread_mutex_lock(&k->k_lock);
 	p = pk_find_fid(k, fid);
+	/* A pend that only mirrors what the MDS had may be out of date (another
+	 * client may have changed the file since): a new open asks the MDS. */
+	if (p && !pk_pend_ahead(p))
+		p = NULL;
 	if (p) {
 		p->p_opens++;
 		*attr = p->p_attr;
@@ -916,6 +929,18 @@ int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
 	p->p_opens = 1;
 	pthread_mutex_lock(&k->k_lock);
 	q = pk_find_fid(k, &p->p_fid);
+	if (q && !pk_pend_ahead(q)) {
+		/* A clean pend of older handles: it takes the bytes read now. */
+		uint8_t *d = q->p_data;
+
+		q->p_data = p->p_data;
+		q->p_len = p->p_len;
+		q->p_cap = p->p_cap;
+		q->p_attr = p->p_attr;
+		q->p_old = p->p_old;
+		q->p_dirty = p->p_dirty;
+		p->p_data = d;
+	}
 	if (q) {
 		/* Another handle here got there first: share its pend. */
 		q->p_opens++;
@@ -1073,6 +1098,23 @@ int cl_pend_fsync(struct nacre_fs *fs, struct cl_pend *p)
 		rc = pk_place_locked(fs, k, p);
 	if (!rc)
 		rc = pk_flush_locked(fs, k, false);
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+/* close(2) of a handle (the release may come much later): the bytes are
+ * queued for the next commit now. */
+int cl_pend_flush(struct nacre_fs *fs, struct cl_pend *p)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int rc = 0;
+
+	pthread_mutex_lock(&k->k_lock);
+	if (!p->p_gone && p->p_dirty && !p->p_placed) {
+		rc = pk_place_locked(fs, k, p);
+		if (!rc)
+			pthread_cond_signal(&k->k_cond);
+	}
 	pthread_mutex_unlock(&k->k_lock);
 	return rc;
 }

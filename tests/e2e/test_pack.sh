@@ -1,0 +1,219 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# nacre end-to-end: small-file packing through the mount, on six OSTs
+# (packs are erasure-coded 4+2).  A second mount with -o pack (a client
+# that packs every small file it creates) writes; the cluster's own mount
+# (another client) reads, so every check sees what was committed to the
+# MDS and the OSTs, not what the writer holds in memory.
+
+# automake runs us as "sh FILE"; the suite needs bash.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=/dev/null
+. "$(dirname -- "$0")/lib.sh"
+
+export OSTS=6
+cluster_up
+WORK=$(mktemp -d "$CDIR/e2e-pack.XXXXXX")
+PMNT=$CDIR/pmnt
+PMNT_PID=""
+mkdir -p "$PMNT"
+
+# pack_mount: mounts the packing client on $PMNT, in the foreground of a
+# background job so that its pid is ours to kill.
+pack_mount() {
+	"$MOUNT_NACRE" -f "tcp://127.0.0.1:$PORT:/$FSNAME" "$PMNT" \
+		-o pack,log="$CDIR/pmnt.log" &
+	PMNT_PID=$!
+	wait_until 10 mountpoint -q "$PMNT"
+}
+
+pack_umount() {
+	if mountpoint -q "$PMNT"; then
+		fusermount3 -u "$PMNT" || umount -l "$PMNT"
+	fi
+	if [ -n "$PMNT_PID" ]; then
+		wait "$PMNT_PID" 2>/dev/null || true
+	fi
+	PMNT_PID=""
+}
+trap '_e2e_rc=$?; pack_umount; (exit $_e2e_rc); _e2e_cleanup' EXIT
+
+# commit: what the packing client holds reaches the MDS (a listing from
+# it commits first).
+commit() {
+	ls "$PMNT/${1:-}" >/dev/null
+}
+
+# make_tree DIR N: N files of sizes from 0 to about 300 KiB under DIR/cI/
+# (one Python run for all of them).
+make_tree() {
+	python3 - "$1" "$2" <<'PYEOF'
+import os, random, sys
+top, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(top, "c%d" % (i % 4))
+    os.makedirs(d, exist_ok=True)
+    size = (i * 7919) % (300 * 1024) if i % 17 else i % 5
+    with open(os.path.join(d, "f%d" % i), "wb") as f:
+        f.write(random.Random(i).randbytes(size))
+PYEOF
+}
+
+# same_tree A B: the same names and bytes.
+same_tree() {
+	(cd "$1" && find . -type f | sort) > "$WORK/names.a"
+	(cd "$2" && find . -type f | sort) > "$WORK/names.b"
+	assert_file_eq "$WORK/names.a" "$WORK/names.b"
+	while read -r f; do
+		cmp -- "$1/$f" "$2/$f" || _e2e_assert_failed "$f differs"
+	done < "$WORK/names.a"
+}
+
+# objects_of PATH: how many objects of its own PATH has on the OSTs.
+objects_of() {
+	local fid n=0 i
+
+	fid=$(getfattr --only-values -n nacre.fid "$1")
+	for i in $(seq 0 $((NOST - 1))); do
+		[ ! -e "$(ost_object_path "$i" "$fid")" ] || n=$((n + 1))
+	done
+	echo "$n"
+}
+
+pack_mount
+
+test_1()
+{
+	make_tree "$WORK/src1" 300
+	cp -r "$WORK/src1" "$PMNT/t1"
+	commit t1
+	drop_caches || true
+	same_tree "$WORK/src1" "$MNT/t1"
+	# Packed files have no objects of their own.
+	assert_eq "$(objects_of "$MNT/t1/c1/f1")" "0" "objects of a packed file"
+	assert_eq "$(objects_of "$MNT/t1/c2/f2")" "0" "objects of a packed file"
+}
+run_test 1 "a tree of small files written packed reads back through another client" test_1
+
+test_2()
+{
+	# The writer sees its own files before they are committed.
+	mkdata "$WORK/own" 5000 2
+	cp "$WORK/own" "$PMNT/own"
+	cmp "$WORK/own" "$PMNT/own"
+	assert_eq "$(stat -c %s "$PMNT/own")" "5000" "size seen by the writer"
+	# Within a second of the close the other client sees it too.
+	wait_until 5 test -e "$MNT/own"
+	cmp "$WORK/own" "$MNT/own"
+	rm "$PMNT/own"
+}
+run_test 2 "the writer sees its files at once, others after the commit" test_2
+
+test_3()
+{
+	mkdir "$PMNT/t3"
+	mkdata "$WORK/a" 10000 3
+	cp "$WORK/a" "$PMNT/t3/a"
+	commit t3
+	# Overwrite: a new extent, still packed.
+	mkdata "$WORK/a2" 7000 33
+	cp "$WORK/a2" "$PMNT/t3/a"
+	commit t3
+	cmp "$WORK/a2" "$MNT/t3/a"
+	assert_eq "$(objects_of "$MNT/t3/a")" "0" "an overwritten file stays packed"
+	# Append past pack_max (1 MiB): the file gets objects of its own.
+	mkdata "$WORK/big" $((1500 * 1024)) 34
+	cat "$WORK/big" >> "$PMNT/t3/a"
+	cat "$WORK/a2" "$WORK/big" > "$WORK/a3"
+	commit t3
+	cmp "$WORK/a3" "$MNT/t3/a"
+	[ "$(objects_of "$MNT/t3/a")" -gt 0 ] || _e2e_assert_failed "a grown file is unpacked"
+	# Truncate a packed file, shorter and longer.
+	cp "$WORK/a" "$PMNT/t3/b"
+	commit t3
+	truncate -s 100 "$PMNT/t3/b"
+	commit t3
+	head -c 100 "$WORK/a" > "$WORK/b100"
+	cmp "$WORK/b100" "$MNT/t3/b"
+	truncate -s 300 "$MNT/t3/b"
+	ls "$MNT/t3" >/dev/null # that client packs its rewrite too
+	cp "$WORK/b100" "$WORK/b300"
+	# (The other client changed it: the writer sees that at its next open.)
+	truncate -s 300 "$WORK/b300"
+	cmp "$WORK/b300" "$PMNT/t3/b"
+	cmp "$WORK/b300" "$MNT/t3/b"
+	# Rename and hard link keep the bytes; unlink of one name keeps the other.
+	mv "$PMNT/t3/b" "$PMNT/t3/c"
+	ln "$PMNT/t3/c" "$PMNT/t3/d"
+	rm "$PMNT/t3/c"
+	commit t3
+	cmp "$WORK/b300" "$MNT/t3/d"
+	assert_eq "$(stat -c %h "$MNT/t3/d")" "1" "link count"
+	rm -r "$PMNT/t3"
+	# (A listing asks the MDS; a stat may use the kernel's cache.)
+	if ls "$MNT" | grep -qx t3; then
+		_e2e_assert_failed "t3 still listed"
+	fi
+}
+run_test 3 "overwrite, growth past pack_max, truncate, rename, link, unlink" test_3
+
+test_4()
+{
+	# Two OSTs down: every packed file reads back through decoding.
+	oss_stop 1 4
+	drop_caches || true
+	set +e
+	(set -e; same_tree "$WORK/src1" "$MNT/t1")
+	rc=$?
+	set -e
+	oss_start 1 4
+	assert_eq "$rc" "0" "degraded reads of packed files"
+}
+run_test 4 "packed files read with two OSTs down" test_4
+
+test_5()
+{
+	# What was fsynced survives a crash of the client; what was not may be
+	# lost, but nothing that shows up is damaged.
+	mkdir "$PMNT/t5"
+	commit t5
+	for i in 1 2 3; do
+		mkdata "$WORK/s$i" $((i * 20000)) "5$i"
+		dd if="$WORK/s$i" of="$PMNT/t5/synced$i" bs=64k conv=fsync status=none
+	done
+	for i in 1 2 3; do
+		mkdata "$WORK/u$i" $((i * 1000)) "6$i"
+		cp "$WORK/u$i" "$PMNT/t5/unsynced$i"
+	done
+	kill -9 "$PMNT_PID"
+	wait "$PMNT_PID" 2>/dev/null || true
+	PMNT_PID=""
+	umount -l "$PMNT" 2>/dev/null || fusermount3 -u "$PMNT" 2>/dev/null || true
+	for i in 1 2 3; do
+		cmp "$WORK/s$i" "$MNT/t5/synced$i"
+		if [ -e "$MNT/t5/unsynced$i" ]; then
+			cmp "$WORK/u$i" "$MNT/t5/unsynced$i"
+		fi
+	done
+	pack_mount
+	rm -r "$PMNT/t5"
+}
+run_test 5 "a client killed after fsync keeps what it synced" test_5
+
+test_6()
+{
+	# Restart every daemon: the packs and their files are intact.
+	pack_umount
+	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null
+	for i in $(seq 0 $((NOST - 1))); do
+		"$CLUSTER" restart oss "$i" --dir "$CDIR" >/dev/null
+	done
+	drop_caches || true
+	retry 30 same_tree "$WORK/src1" "$MNT/t1"
+	pack_mount
+	same_tree "$WORK/src1" "$PMNT/t1"
+}
+run_test 6 "packs survive a restart of every daemon" test_6
+
+finish

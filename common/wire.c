@@ -575,6 +575,21 @@ void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m)
 	nc_xdr_layout(x, &m->ps_new);
 }
 
+void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m)
+{
+	nc_xdr_u64(x, &m->pf_pack);
+	nc_xdr_fid(x, &m->pf_after);
+	nc_xdr_u32(x, &m->pf_count);
+	if (x->x_err)
+		return;
+	if (m->pf_count > NC_PACK_FILES_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pf_count; i++)
+		nc_xdr_fid(x, &m->pf_fids[i]);
+}
+
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m)
 {
 	nc_xdr_u64(x, &m->pl_after);

@@ -90,6 +90,7 @@ struct nc_msg_hdr {
 	X(PACK_COMMIT, 40, 1)           \
 	X(PACK_SWITCH, 41, 0)           \
 	X(PACK_LIST, 42, 1)             \
+	X(PACK_FILES, 43, 1)            \
 	X(OBJ_READ, 50, 1)              \
 	X(OBJ_WRITE, 51, 1)             \
 	X(OBJ_TRUNC, 52, 1)             \
@@ -428,6 +429,15 @@ struct nc_pack_list {
 	struct nc_pack_rec pl_packs[NC_PACK_LIST_MAX];
 };
 
+/* PACK_FILES: the files that use pack pf_pack, after pf_after. */
+#define NC_PACK_FILES_MAX 1024u
+struct nc_pack_files {
+	uint64_t pf_pack;
+	struct nc_fid pf_after;
+	uint32_t pf_count;      /* reply */
+	struct nc_fid pf_fids[NC_PACK_FILES_MAX];
+};
+
 /* GETLAYOUT reply, SETLAYOUT request (sl_fid) and reply. */
 struct nc_layout_msg {
 	struct nc_cred sl_cred;
@@ -529,6 +539,7 @@ void nc_wire_pack_commit(struct nc_xdr *x, struct nc_pack_commit *m);
 void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m);
 void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m);
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m);
+void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m);
 void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m);
 void nc_wire_rename_req(struct nc_xdr *x, struct nc_rename_req *m);
 void nc_wire_readdir_req(struct nc_xdr *x, struct nc_readdir_req *m);

@@ -349,6 +349,21 @@ int nacre_read_many(struct nacre_fs *fs, struct nacre_read_req *reqs, size_t n,
 /** Lists packs with id > @after, at most @max; @count receives how many. */
 int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info *out,
 		    unsigned int max, unsigned int *count);
+/**
+ * Moves the regular file @fid into a pack when it is at most @pack_max bytes
+ * (0: NACRE_PACK_MAX_DEFAULT): 0 when moved or already packed, -EFBIG when
+ * larger, -EBUSY when it changed while it was read (nothing moved).  Its
+ * old objects stay readable for a grace period (5 min) for readers that
+ * opened it before.
+ */
+int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t pack_max);
+/**
+ * Compacts the sealed packs whose live fraction is below @threshold (0..1;
+ * 0: 0.5): their files move to new packs, and the MDS destroys each emptied
+ * pack after the grace period.  @moved and @freed (may be NULL) receive the
+ * files moved and the packs emptied.
+ */
+int nacre_pack_gc(struct nacre_fs *fs, double threshold, uint64_t *moved, uint64_t *freed);
 
 
 /* ---- Path operations ---- */

@@ -1355,6 +1355,202 @@ int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_lay
 	return rc;
 }
 
+/* ---- moving files into packs: conversion and compaction ---- */
+
+/*
+ * Moves the bytes of @fid, which the MDS has as @layout (its own objects,
+ * or an extent of another pack), into this client's current pack: read,
+ * placed, committed by a switch that checks the file did not change
+ * meanwhile (-NC_E_CHANGED otherwise: nothing moved).
+ */
+static int pk_move(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_attr *attr,
+		   const struct nc_layout *layout)
+{
+	struct cl_packer *k = fs->fs_pk;
+	struct cl_pend *p = calloc(1, sizeof(*p));
+	ssize_t got = 0;
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	p->p_len = attr->a_size;
+	p->p_cap = p->p_len ? p->p_len : 1;
+	p->p_data = malloc(p->p_cap);
+	if (!p->p_data) {
+		free(p);
+		return -ENOMEM;
+	}
+	if (p->p_len) {
+		struct nc_layout l = *layout;
+
+		if (l.l_flags & NC_LAYOUT_PACKED)
+			got = cl_pack_read(fs, &l, p->p_data, p->p_len, 0);
+		else if (l.l_m)
+			got = cl_ec_read(fs, fid, &l, p->p_data, p->p_len, 0);
+		else
+			got = cl_io_read(fs, fid, &l, p->p_data, p->p_len, 0);
+		if (got >= 0 && (size_t)got != p->p_len)
+			got = -EIO;
+		if (got < 0) {
+			free(p->p_data);
+			free(p);
+			return (int)got;
+		}
+	}
+	p->p_fid = *fid;
+	p->p_cred = fs->fs_cred;
+	p->p_attr = *attr;          /* the mtime stays what it was */
+	p->p_old = *layout;
+	p->p_pack_max = (uint32_t)(p->p_len > NC_PACK_MAX_DEFAULT ? p->p_len : NC_PACK_MAX_DEFAULT);
+	p->p_dirty = true;
+	pthread_mutex_lock(&k->k_lock);
+	if (pk_find_fid(k, fid)) {
+		/* Being written here: its next commit moves it anyway. */
+		pthread_mutex_unlock(&k->k_lock);
+		free(p->p_data);
+		free(p);
+		return 0;
+	}
+	p->p_next = k->k_pends;
+	k->k_pends = p;
+	atomic_fetch_add(&k->k_npend, 1);
+	rc = pk_place_locked(fs, k, p);
+	if (!rc)
+		rc = pk_flush_locked(fs, k, false);
+	/* A pend that could not be committed leaves with it. */
+	if (pk_find_fid(k, fid) == p && !p->p_opens) {
+		if (!rc)
+			rc = -EIO;
+		pk_pend_free(k, p);
+	}
+	pthread_mutex_unlock(&k->k_lock);
+	return rc;
+}
+
+NACRE_API int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid,
+			      uint32_t pack_max)
+{
+	struct nc_fid f = { fid->seq, fid->oid };
+	struct nc_layout layout;
+	struct nc_attr attr;
+	int rc;
+
+	if (!fs->fs_pk)
+		return -EINVAL;
+	if (pack_max == 0)
+		pack_max = NC_PACK_MAX_DEFAULT;
+	rc = cl_pack_sync(fs);
+	if (!rc)
+		rc = cl_flush_fid(fs, &f);
+	if (!rc)
+		rc = cl_md_open(fs, &fs->fs_cred, &f, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &layout);
+	if (rc)
+		return rc;
+	if (!S_ISREG(attr.a_mode))
+		return S_ISDIR(attr.a_mode) ? -EISDIR : -EINVAL;
+	if (layout.l_flags & NC_LAYOUT_PACKED)
+		return 0;
+	if (attr.a_size > pack_max)
+		return -EFBIG;
+	rc = pk_move(fs, &f, &attr, &layout);
+	/* Changed while it was read: the writer's bytes stay where they are. */
+	return rc == -NC_E_CHANGED ? -EBUSY : rc;
+}
+
+/* The files of pack @id, NC_PACK_FILES_MAX at a time. */
+static int pk_pack_files(struct nacre_fs *fs, uint64_t id, const struct nc_fid *after,
+			 struct nc_pack_files *m)
+{
+	struct nc_call call;
+	int rc;
+
+	m->pf_pack = id;
+	m->pf_after = *after;
+	m->pf_count = 0;
+	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_FILES, (nc_xdr_fn)nc_wire_pack_files, m,
+			  (nc_xdr_fn)nc_wire_pack_files, m, &call);
+	if (!rc)
+		nc_call_fini(&call);
+	return rc;
+}
+
+NACRE_API int nacre_pack_gc(struct nacre_fs *fs, double threshold, uint64_t *moved,
+			    uint64_t *freed)
+{
+	struct nacre_pack_info *packs = NULL;
+	struct nc_pack_files *pf = NULL;
+	unsigned int n = 0;
+	uint64_t nmoved = 0, nfreed = 0;
+	int rc;
+
+	if (!fs->fs_pk || threshold < 0 || threshold > 1)
+		return -EINVAL;
+	if (threshold == 0)
+		threshold = 0.5;
+	packs = calloc(4096, sizeof(*packs));
+	pf = calloc(1, sizeof(*pf));
+	rc = -ENOMEM;
+	if (!packs || !pf)
+		goto out;
+	/* What this client holds goes first, and its pack is sealed: only
+	 * packs no one adds to are compacted. */
+	pthread_mutex_lock(&fs->fs_pk->k_lock);
+	rc = pk_sync_locked(fs, fs->fs_pk, true);
+	pthread_mutex_unlock(&fs->fs_pk->k_lock);
+	if (rc)
+		goto out;
+	rc = nacre_pack_list(fs, 0, packs, 4096, &n);
+	if (rc)
+		goto out;
+	for (unsigned int i = 0; i < n && !rc; i++) {
+		struct nc_fid after = { 0, 0 };
+
+		if (!packs[i].sealed || !packs[i].size || packs[i].files == 0 ||
+		    (double)packs[i].live / (double)packs[i].size >= threshold)
+			continue;
+		do {
+			rc = pk_pack_files(fs, packs[i].id, &after, pf);
+			for (uint32_t j = 0; !rc && j < pf->pf_count; j++) {
+				struct nc_layout layout;
+				struct nc_attr attr;
+				int r;
+
+				after = pf->pf_fids[j];
+				r = cl_md_open(fs, &fs->fs_cred, &after, NC_OPEN_READ, &attr, &layout);
+				if (r == -ENOENT)
+					continue; /* removed meanwhile */
+				if (!r && (!(layout.l_flags & NC_LAYOUT_PACKED) ||
+					   layout.l_pack_id != packs[i].id))
+					continue; /* moved meanwhile */
+				if (!r)
+					r = pk_move(fs, &after, &attr, &layout);
+				if (r == -NC_E_CHANGED)
+					continue; /* rewritten meanwhile: it left on its own */
+				if (r)
+					rc = r;
+				else
+					nmoved++;
+			}
+		} while (!rc && pf->pf_count == NC_PACK_FILES_MAX);
+		if (!rc)
+			nfreed++;
+	}
+	if (!rc) {
+		/* The packs this pass filled are sealed too. */
+		pthread_mutex_lock(&fs->fs_pk->k_lock);
+		rc = pk_sync_locked(fs, fs->fs_pk, true);
+		pthread_mutex_unlock(&fs->fs_pk->k_lock);
+	}
+out:
+	if (moved)
+		*moved = nmoved;
+	if (freed)
+		*freed = nfreed;
+	free(packs);
+	free(pf);
+	return rc;
+}
+
 /* ---- listing packs ---- */
 
 NACRE_API int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info *out,

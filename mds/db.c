@@ -28,6 +28,7 @@ static const char *const db_table_names[MDS_T_COUNT] = {
 	[MDS_T_OSTS] = "osts",
 	[MDS_T_DESTROY] = "destroy",
 	[MDS_T_PACKS] = "packs",
+	[MDS_T_PACKFILES] = "packfiles",
 };
 
 struct mds_db {

@@ -50,7 +50,7 @@ static int ns_inode_free(struct mds_txn *txn, struct ns_inode *in)
 	if (rc)
 		return rc;
 	if (ns_is_reg(in) && (in->in_layout.l_flags & NC_LAYOUT_PACKED))
-		return ns_pack_detach(txn, &in->in_layout);
+		return ns_pack_detach(txn, &in->in_attr.a_fid, &in->in_layout);
 	if (ns_is_reg(in) && in->in_layout.l_stripe_count > 0)
 		return ns_destroy_queue(txn, &in->in_attr.a_fid,
 					&in->in_layout);
@@ -616,7 +616,7 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 			in->in_attr.a_size = cq->cq_size;
 			in->in_attr.a_mtime = cq->cq_mtime;
 			ns_set_blocks(&in->in_attr);
-			rc = ns_pack_attach(txn, &in->in_layout);
+			rc = ns_pack_attach(txn, &in->in_attr.a_fid, &in->in_layout);
 			if (rc)
 				return rc;
 			break;

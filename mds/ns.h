@@ -39,6 +39,7 @@ struct mds_destroy_rec {
 	uint64_t dr_id;
 	struct nc_fid dr_fid;
 	struct nc_layout dr_layout;
+	int64_t dr_not_before;  /* seconds (time(2)); 0: now */
 };
 
 /*
@@ -151,6 +152,9 @@ int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint
 			    uint32_t clear, struct nc_layout *out);
 int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
 		     uint32_t *count);
+int mds_ns_pack_files(struct mds_ns *ns, uint64_t id, const struct nc_fid *after,
+		      struct nc_fid *out, uint32_t max, uint32_t *count);
+int mds_ns_pack_reap(struct mds_ns *ns);
 int mds_ns_pack_switch(struct mds_ns *ns, const struct nc_pack_switch *sw,
 		       const struct mds_ost_set *osts, struct nc_attr *attr, struct nc_layout *out);
 

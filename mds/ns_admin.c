@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/statvfs.h>
 
 #include "common/errors.h"
@@ -293,6 +294,13 @@ out_abort:
 int ns_destroy_queue(struct mds_txn *txn, const struct nc_fid *fid,
 		     const struct nc_layout *layout)
 {
+	return ns_destroy_queue_after(txn, fid, layout, 0);
+}
+
+int ns_destroy_queue_after(struct mds_txn *txn, const struct nc_fid *fid,
+			   const struct nc_layout *layout, int64_t delay_s)
+{
+	int64_t not_before = delay_s > 0 ? time(NULL) + delay_s : 0;
 	struct nc_layout l = *layout;
 	struct nc_fid f = *fid;
 	uint8_t buf[64 + NC_MAX_STRIPES * 8];
@@ -314,6 +322,8 @@ int ns_destroy_queue(struct mds_txn *txn, const struct nc_fid *fid,
 	ns_xdr_version(&x);
 	ns_xdr_fid(&x, &f);
 	ns_xdr_layout(&x, &l);
+	if (not_before)
+		nc_xdr_i64(&x, &not_before); /* optional: older records lack it */
 	if (x.x_err)
 		return x.x_err;
 	ns_put_be64(key, id);
@@ -349,6 +359,8 @@ int mds_ns_destroy_next(struct mds_ns *ns, uint64_t after,
 	ns_xdr_version(&x);
 	ns_xdr_fid(&x, &rec->dr_fid);
 	ns_xdr_layout(&x, &rec->dr_layout);
+	if (!x.x_err && x.x_pos < x.x_len)
+		nc_xdr_i64(&x, &rec->dr_not_before);
 	if (kl != sizeof(key) || x.x_err || nc_xdr_finish(&x)) {
 		nc_error("mds", "corrupt destroy queue record");
 		rc = -NC_E_CORRUPT;

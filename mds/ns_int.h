@@ -17,6 +17,7 @@
  *   OSTS       index (BE u32) -> uuid, address
  *   DESTROY    id (BE u64) -> fid, layout
  *   PACKS      id (BE u64) -> pack record (see ns_pack.c)
+ *   PACKFILES  pack id (BE u64) + fid -> nothing
  * A packed regular file's layout holds only NC_LAYOUT_PACKED and its extent.
  *
  * Each public function runs in one transaction of its own; writers are
@@ -146,8 +147,8 @@ int ns_xattrs_free(struct mds_txn *txn, const struct nc_fid *fid);
 /* mds/ns_pack.c: packs. */
 bool ns_fid_is_pack(const struct nc_fid *fid);
 /* A packed file starts (attach) or stops (detach) using its extent. */
-int ns_pack_attach(struct mds_txn *txn, const struct nc_layout *ext);
-int ns_pack_detach(struct mds_txn *txn, const struct nc_layout *ext);
+int ns_pack_attach(struct mds_txn *txn, const struct nc_fid *fid, const struct nc_layout *ext);
+int ns_pack_detach(struct mds_txn *txn, const struct nc_fid *fid, const struct nc_layout *ext);
 /* The layout clients see: ns_layout_out(), with a pack's shards filled in. */
 int ns_layout_join(struct mds_txn *txn, const struct ns_inode *in, struct nc_layout *l);
 /* The same in a read transaction of its own (only packed files need one). */
@@ -156,8 +157,11 @@ int ns_layout_join_ro(struct mds_ns *ns, const struct ns_inode *in, struct nc_la
 int ns_fid_check_granted(struct mds_txn *txn, const struct nc_fid *fid);
 int ns_packs_stale_ost(struct mds_txn *txn, uint32_t idx, uint64_t *marked);
 
-/* mds/ns_admin.c: the destroy queue. */
+/* mds/ns_admin.c: the destroy queue.  _after: not before @delay_s seconds
+ * (objects readers that opened a file earlier may still read). */
 int ns_destroy_queue(struct mds_txn *txn, const struct nc_fid *fid,
 		     const struct nc_layout *layout);
+int ns_destroy_queue_after(struct mds_txn *txn, const struct nc_fid *fid,
+			   const struct nc_layout *layout, int64_t delay_s);
 
 #endif

@@ -31,6 +31,10 @@
 /* An unsealed pack untouched this long belongs to a client that went
  * away: it counts as sealed. */
 #define NS_PACK_ABANDONED_S 3600
+/* Bytes a file moved away from (a pack emptied, objects replaced by an
+ * extent) stay this long: a reader that opened the file before the move
+ * reads the old copy, which is still whole. */
+#define NS_MOVE_GRACE_S 300
 
 struct ns_pack {
 	uint64_t p_id;
@@ -40,6 +44,7 @@ struct ns_pack {
 	uint32_t p_files;
 	uint32_t p_sealed;
 	int64_t p_mtime;
+	int64_t p_emptied;      /* when its last file went (0: in use) */
 };
 
 static void ns_pack_key(uint64_t id, uint8_t k[8])
@@ -56,6 +61,7 @@ static void ns_xdr_pack(struct nc_xdr *x, struct ns_pack *p)
 	nc_xdr_u32(x, &p->p_files);
 	nc_xdr_u32(x, &p->p_sealed);
 	nc_xdr_i64(x, &p->p_mtime);
+	nc_xdr_i64(x, &p->p_emptied);
 }
 
 static int ns_pack_get(struct mds_txn *txn, uint64_t id, struct ns_pack *p)
@@ -102,20 +108,21 @@ static bool ns_pack_is_sealed(const struct ns_pack *p)
 	return p->p_sealed || time(NULL) - p->p_mtime > NS_PACK_ABANDONED_S;
 }
 
-/* Destroys @p when nothing uses it and nothing will. */
+/* Notes when nothing uses @p any more and nothing will; the reaper
+ * (mds_ns_pack_reap()) destroys it after the grace period. */
 static int ns_pack_maybe_free(struct mds_txn *txn, struct ns_pack *p)
 {
-	struct nc_fid f = { NC_PACK_FID_SEQ, p->p_id };
-	uint8_t key[8];
-	int rc;
-
 	if (p->p_files || !ns_pack_is_sealed(p))
-		return ns_pack_put(txn, p);
-	ns_pack_key(p->p_id, key);
-	rc = mds_db_del(txn, MDS_T_PACKS, key, sizeof(key));
-	if (rc)
-		return rc;
-	return ns_destroy_queue(txn, &f, &p->p_layout);
+		p->p_emptied = 0;
+	else if (!p->p_emptied)
+		p->p_emptied = time(NULL);
+	return ns_pack_put(txn, p);
+}
+
+static void ns_packfile_key(uint64_t id, const struct nc_fid *fid, uint8_t k[8 + NS_FID_KEY])
+{
+	ns_pack_key(id, k);
+	ns_fid_key(fid, k + 8);
 }
 
 bool ns_fid_is_pack(const struct nc_fid *fid)
@@ -123,8 +130,9 @@ bool ns_fid_is_pack(const struct nc_fid *fid)
 	return fid->f_seq == NC_PACK_FID_SEQ;
 }
 
-int ns_pack_attach(struct mds_txn *txn, const struct nc_layout *ext)
+int ns_pack_attach(struct mds_txn *txn, const struct nc_fid *fid, const struct nc_layout *ext)
 {
+	uint8_t key[8 + NS_FID_KEY];
 	struct ns_pack p;
 	int rc;
 
@@ -138,7 +146,12 @@ int ns_pack_attach(struct mds_txn *txn, const struct nc_layout *ext)
 		return -EINVAL;
 	if (p.p_files == UINT32_MAX)
 		return -ENOSPC;
+	ns_packfile_key(ext->l_pack_id, fid, key);
+	rc = mds_db_put(txn, MDS_T_PACKFILES, key, sizeof(key), "", 0, false);
+	if (rc)
+		return rc;
 	p.p_files++;
+	p.p_emptied = 0;
 	p.p_live += ext->l_pack_len;
 	if (ext->l_pack_off + ext->l_pack_len > p.p_size)
 		p.p_size = ext->l_pack_off + ext->l_pack_len;
@@ -146,10 +159,16 @@ int ns_pack_attach(struct mds_txn *txn, const struct nc_layout *ext)
 	return ns_pack_put(txn, &p);
 }
 
-int ns_pack_detach(struct mds_txn *txn, const struct nc_layout *ext)
+int ns_pack_detach(struct mds_txn *txn, const struct nc_fid *fid, const struct nc_layout *ext)
 {
+	uint8_t key[8 + NS_FID_KEY];
 	struct ns_pack p;
 	int rc;
+
+	ns_packfile_key(ext->l_pack_id, fid, key);
+	rc = mds_db_del(txn, MDS_T_PACKFILES, key, sizeof(key));
+	if (rc && rc != -ENOENT)
+		return rc;
 
 	rc = ns_pack_get(txn, ext->l_pack_id, &p);
 	if (rc == -ENOENT) {
@@ -480,6 +499,102 @@ out_abort:
 	return rc;
 }
 
+/* The files that use pack @id, after @after (zero: from the first). */
+int mds_ns_pack_files(struct mds_ns *ns, uint64_t id, const struct nc_fid *after,
+		      struct nc_fid *out, uint32_t max, uint32_t *count)
+{
+	uint8_t key[8 + NS_FID_KEY];
+	struct mds_cursor *c;
+	struct mds_txn *txn;
+	const void *k, *v;
+	size_t kl, vl;
+	uint32_t n = 0;
+	int rc;
+
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_open(txn, MDS_T_PACKFILES, &c);
+	if (rc)
+		goto out_abort;
+	ns_packfile_key(id, after, key);
+	rc = mds_db_cursor_seek(c, key, sizeof(key), &k, &kl, &v, &vl);
+	while (rc == 0 && n < max) {
+		struct nc_fid f;
+
+		if (kl != sizeof(key) || ns_get_be64(k) != id)
+			break;
+		f.f_seq = ns_get_be64((const uint8_t *)k + 8);
+		f.f_oid = ns_get_be64((const uint8_t *)k + 16);
+		if (!nc_fid_eq(&f, after))
+			out[n++] = f;
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc == -ENOENT)
+		rc = 0;
+	*count = n;
+out_abort:
+	mds_db_txn_abort(txn);
+	return rc;
+}
+
+/* Destroys the packs emptied more than the grace period ago.  Returns how
+ * many were queued. */
+int mds_ns_pack_reap(struct mds_ns *ns)
+{
+	uint64_t ids[64];
+	unsigned int n = 0;
+	struct mds_cursor *c;
+	struct mds_txn *txn;
+	const void *k, *v;
+	size_t kl, vl;
+	int64_t now = time(NULL);
+	int rc;
+
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
+	if (!rc) {
+		rc = mds_db_cursor_seek(c, NULL, 0, &k, &kl, &v, &vl);
+		while (rc == 0 && n < 64) {
+			struct ns_pack p;
+
+			if (kl == 8 && ns_pack_get(txn, ns_get_be64(k), &p) == 0 && !p.p_files &&
+			    (p.p_emptied ? now - p.p_emptied >= NS_MOVE_GRACE_S :
+					   ns_pack_is_sealed(&p) &&
+						   now - p.p_mtime >= NS_MOVE_GRACE_S))
+				ids[n++] = p.p_id;
+			rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+		}
+		mds_db_cursor_close(c);
+	}
+	mds_db_txn_abort(txn);
+	if (rc && rc != -ENOENT)
+		return rc;
+	for (unsigned int i = 0; i < n; i++) {
+		struct nc_fid f = { NC_PACK_FID_SEQ, ids[i] };
+		uint8_t key[8];
+		struct ns_pack p;
+
+		rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+		if (rc)
+			return rc;
+		rc = ns_pack_get(txn, ids[i], &p);
+		if (!rc && !p.p_files) {
+			ns_pack_key(ids[i], key);
+			rc = mds_db_del(txn, MDS_T_PACKS, key, sizeof(key));
+			if (!rc)
+				rc = ns_destroy_queue(txn, &f, &p.p_layout);
+		}
+		rc = ns_end(txn, rc);
+		if (rc)
+			return rc;
+	}
+	return (int)n;
+}
+
 /* ---- switching a file's bytes ---- */
 
 /* Does the file still look as the client read it? */
@@ -542,7 +657,7 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 	if (nl->l_flags & NC_LAYOUT_PACKED) {
 		if (nl->l_pack_len != sw->ps_size)
 			return -EINVAL;
-		rc = ns_pack_attach(txn, nl);
+		rc = ns_pack_attach(txn, &in->in_attr.a_fid, nl);
 		if (rc)
 			return rc;
 	} else {
@@ -552,9 +667,10 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 	}
 	/* What the file used before goes. */
 	if (in->in_layout.l_flags & NC_LAYOUT_PACKED)
-		rc = ns_pack_detach(txn, &in->in_layout);
+		rc = ns_pack_detach(txn, &in->in_attr.a_fid, &in->in_layout);
 	else if (in->in_layout.l_stripe_count > 0)
-		rc = ns_destroy_queue(txn, &in->in_attr.a_fid, &in->in_layout);
+		rc = ns_destroy_queue_after(txn, &in->in_attr.a_fid, &in->in_layout,
+					    NS_MOVE_GRACE_S);
 	if (rc)
 		return rc;
 	if (nl->l_flags & NC_LAYOUT_PACKED) {

@@ -588,6 +588,23 @@ static int op_pack_list(struct mds_server *mds, struct nc_req *req, struct nc_xd
 	return rc;
 }
 
+static int op_pack_files(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pack_files *m = calloc(1, sizeof(*m));
+	int rc = -ENOMEM;
+
+	if (!m)
+		return rc;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pack_files, m);
+	if (!rc)
+		rc = mds_ns_pack_files(mds_server_ns(mds), m->pf_pack, &m->pf_after, m->pf_fids,
+				       NC_PACK_FILES_MAX, &m->pf_count);
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_pack_files, m);
+	free(m);
+	return rc;
+}
+
 static mds_op_fn op_table(uint16_t opcode)
 {
 	switch (opcode) {
@@ -617,6 +634,7 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_PACK_COMMIT: return op_pack_commit;
 	case NC_OP_PACK_SWITCH: return op_pack_switch;
 	case NC_OP_PACK_LIST: return op_pack_list;
+	case NC_OP_PACK_FILES: return op_pack_files;
 	default: return NULL;
 	}
 }

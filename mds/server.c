@@ -331,8 +331,15 @@ static void destroy_pass(struct mds_server *mds)
 
 	if (!rec)
 		return;
+	int reaped = mds_ns_pack_reap(mds->ms_ns);
+
+	if (reaped > 0)
+		nc_info("mds", "%d emptied pack%s queued for destruction", reaped,
+			reaped == 1 ? "" : "s");
 	while (!mds->ms_stopping && mds_ns_destroy_next(mds->ms_ns, after, rec) == 0) {
 		after = rec->dr_id;
+		if (rec->dr_not_before > time(NULL))
+			continue; /* readers may still be on it */
 		if (destroy_objects(mds, rec) == 0) {
 			int rc = mds_ns_destroy_done(mds->ms_ns, rec->dr_id);
 

@@ -1440,6 +1440,87 @@ static void test_pack(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/pk"), 0);
 }
 
+/* nacre_pack_file() converts; nacre_pack_gc() compacts, with the bytes
+ * intact throughout. */
+static void test_pack_convert_gc(void)
+{
+	enum { NF = 30 };
+	struct nacre_pack_info packs[64];
+	unsigned int npacks = 0;
+	struct nacre_stat st;
+	uint64_t moved = 0, freed = 0;
+	uint8_t *data[NF];
+	size_t len[NF];
+	char path[64];
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/plain", 0755), 0);
+	for (int i = 0; i < NF; i++) {
+		len[i] = 1000 + (size_t)i * 977;
+		data[i] = malloc(len[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+		fill_random(data[i], len[i], 900 + i);
+		snprintf(path, sizeof(path), "/plain/f%d", i);
+		make_file(path, data[i], len[i]);
+		CU_ASSERT_FALSE(is_packed(path));
+	}
+	/* Conversion. */
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/plain/f%d", i);
+		CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, path, &st), 0);
+		CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 0), 0);
+		CU_ASSERT(is_packed(path));
+		check_file(fs, path, data[i], len[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 0), 0); /* already packed */
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/plain", &st), 0);
+	CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 0), -EISDIR);
+	{
+		uint8_t *big = calloc(1, 3 * S);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+		make_file("/plain/big", big, 3 * S);
+		CU_ASSERT_EQUAL(nacre_stat(fs, "/plain/big", &st), 0);
+		CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 0), -EFBIG);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, "/plain/big"), 0);
+		free(big);
+	}
+	/* Most files go: the pack they share is mostly dead. */
+	for (int i = 0; i < NF; i++) {
+		if (i % 5 == 0)
+			continue;
+		snprintf(path, sizeof(path), "/plain/f%d", i);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+	}
+	CU_ASSERT_EQUAL(nacre_pack_gc(fs, 0.5, &moved, &freed), 0);
+	CU_ASSERT_EQUAL(moved, (NF + 4) / 5);
+	CU_ASSERT(freed >= 1);
+	for (int i = 0; i < NF; i += 5) {
+		snprintf(path, sizeof(path), "/plain/f%d", i);
+		check_file(fs, path, data[i], len[i]);
+		CU_ASSERT(is_packed(path));
+	}
+	/* The old packs hold nothing now; the new one all the live bytes. */
+	CU_ASSERT_EQUAL(nacre_pack_list(fs, 0, packs, 64, &npacks), 0);
+	{
+		unsigned int full = 0;
+
+		for (unsigned int i = 0; i < npacks; i++)
+			if (packs[i].files == (NF + 4) / 5 && packs[i].live == packs[i].size)
+				full++;
+		CU_ASSERT(full >= 1);
+	}
+	/* A second pass finds nothing to do. */
+	CU_ASSERT_EQUAL(nacre_pack_gc(fs, 0.5, &moved, &freed), 0);
+	CU_ASSERT_EQUAL(moved, 0);
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/plain/f%d", i);
+		if (i % 5 == 0)
+			CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+		free(data[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/plain"), 0);
+}
+
 /* ---- the name cache of path resolution ---- */
 
 /* Two clients: one's changes show to itself at once, and to the other at
@@ -1621,6 +1702,7 @@ int main(void)
 	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
+	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

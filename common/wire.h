@@ -267,6 +267,10 @@ struct nc_name_req {
 	uint32_t nr_flags;
 };
 #define NC_UNLINK_DIR 0x1u
+/* LOOKUP with an open intent: a regular file found is also opened for
+ * reading (permission checked) and the reply carries its layout, so that
+ * opening a small file by name is one request. */
+#define NC_LOOKUP_OPEN 0x2u
 
 /* GETATTR, READLINK, OPEN (fr_flags: O_* access mode bits), GETLAYOUT,
  * XATTR_LIST: one inode. */

@@ -106,6 +106,10 @@ void cl_ncache_drop_fid(struct cl_ncache *n, const struct nc_fid *fid);
 /* The name went away or changed meaning. */
 void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const char *name);
 
+/* file.c: a read-only open from what LOOKUP_OPEN returned. */
+int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
+		      struct nc_layout *layout, int flags, struct nacre_file **out);
+
 /* pack.c: small files.  A "pend" is a packed file this client holds in
  * memory: created here and not yet committed, or open for rewriting. */
 struct cl_pend;
@@ -167,6 +171,9 @@ int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 		 const char *name, uint32_t flags);
 int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *op,
 		 const char *on, const struct nc_fid *np, const char *nn, uint32_t flags);
+/* LOOKUP and, for a regular file, OPEN for reading in one request. */
+int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout);
 int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		 const char *name, struct nc_attr *attr);
 /* Truncates a file to @size: objects first, then the MDS (see md.c). */

@@ -244,6 +244,16 @@ static void pend_check(struct nacre_file *f)
 	pthread_mutex_unlock(&f->f_lock);
 }
 
+int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
+		      struct nc_layout *layout, int flags, struct nacre_file **out)
+{
+	struct cl_pend *p = cl_pack_open_pend(fs, &attr->a_fid, attr);
+
+	if (p)
+		return pend_handle(fs, cred, attr, p, flags, out);
+	return open_common(fs, cred, attr, layout, flags, out);
+}
+
 NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 			     const struct nacre_fid *fid, int flags, struct nacre_file **out)
 {

@@ -100,6 +100,23 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	return rc;
 }
 
+int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout)
+{
+	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent,
+				 .nr_flags = NC_LOOKUP_OPEN };
+	int rc = name_check(name);
+
+	if (rc)
+		return rc;
+	strcpy(m.nr_name, name);
+	memset(layout, 0, sizeof(*layout));
+	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, layout);
+	if (!rc)
+		cl_ncache_put(fs->fs_ncache, cred, parent, name, attr);
+	return rc;
+}
+
 int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		 const char *name, uint32_t mode, uint32_t rdev, uint32_t flags,
 		 const char *target, struct nc_attr *attr, struct nc_layout *layout)

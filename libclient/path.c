@@ -218,6 +218,20 @@ NACRE_API int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_
 	char name[NC_NAME_MAX + 1];
 	int rc;
 
+	/* Reading: the last name is looked up and opened in one request (the
+	 * directories above come from the name cache). */
+	if ((flags & (O_ACCMODE | O_CREAT | O_TRUNC)) == O_RDONLY &&
+	    resolve_parent(fs, &fs->fs_cred, path, &parent, name) == 0 &&
+	    !cl_pack_lookup(fs, &parent, name, &attr)) {
+		struct nc_layout layout;
+
+		rc = cl_md_lookup_open(fs, &fs->fs_cred, &parent, name, &attr, &layout);
+		if (rc)
+			return rc;
+		if (S_ISREG(attr.a_mode))
+			return cl_file_open_read(fs, &fs->fs_cred, &attr, &layout, flags, out);
+		/* Directories, symbolic links: the full walk below. */
+	}
 	/* A cached name may lead to a file another client removed: then the
 	 * open fails at the MDS and the path is walked again, asking for
 	 * every name (close-to-open). */

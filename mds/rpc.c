@@ -180,6 +180,14 @@ static int op_lookup(struct mds_server *mds, struct nc_req *req, struct nc_xdr *
 
 	if (!rc)
 		rc = mds_ns_lookup(mds_server_ns(mds), &m.nr_cred, &m.nr_parent, m.nr_name, &attr);
+	if (!rc && (m.nr_flags & NC_LOOKUP_OPEN) && S_ISREG(attr.a_mode)) {
+		struct nc_layout layout;
+
+		memset(&layout, 0, sizeof(layout));
+		rc = mds_ns_open_check(mds_server_ns(mds), &m.nr_cred, &attr.a_fid, NC_OPEN_READ,
+				       &attr, &layout);
+		return rc ? rc : reply_attr(req, &attr, &layout);
+	}
 	return rc ? rc : reply_attr(req, &attr, NULL);
 }
 

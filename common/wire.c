@@ -590,6 +590,41 @@ void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m)
 		nc_xdr_fid(x, &m->pf_fids[i]);
 }
 
+static bool lm_count_ok(struct nc_xdr *x, const struct nc_lookup_many *m)
+{
+	if (x->x_err)
+		return false;
+	if (m->lm_count > NC_LOOKUP_MANY_MAX || (m->lm_count && !m->lm_ents)) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return false;
+	}
+	return true;
+}
+
+void nc_wire_lookup_many_req(struct nc_xdr *x, struct nc_lookup_many *m)
+{
+	nc_xdr_cred(x, &m->lm_cred);
+	nc_xdr_u32(x, &m->lm_count);
+	if (!lm_count_ok(x, m))
+		return;
+	for (uint32_t i = 0; i < m->lm_count && !x->x_err; i++) {
+		nc_xdr_fid(x, &m->lm_ents[i].le_parent);
+		nc_xdr_str(x, m->lm_ents[i].le_name, NC_NAME_MAX);
+	}
+}
+
+void nc_wire_lookup_many_rep(struct nc_xdr *x, struct nc_lookup_many *m)
+{
+	nc_xdr_u32(x, &m->lm_count);
+	if (!lm_count_ok(x, m))
+		return;
+	for (uint32_t i = 0; i < m->lm_count && !x->x_err; i++) {
+		nc_xdr_u32(x, (uint32_t *)&m->lm_ents[i].le_status);
+		if (!x->x_err && m->lm_ents[i].le_status == 0)
+			nc_wire_attr_rep(x, &m->lm_ents[i].le_rep);
+	}
+}
+
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m)
 {
 	nc_xdr_u64(x, &m->pl_after);

@@ -91,6 +91,7 @@ struct nc_msg_hdr {
 	X(PACK_SWITCH, 41, 0)           \
 	X(PACK_LIST, 42, 1)             \
 	X(PACK_FILES, 43, 1)            \
+	X(LOOKUP_MANY, 44, 1)           \
 	X(OBJ_READ, 50, 1)              \
 	X(OBJ_WRITE, 51, 1)             \
 	X(OBJ_TRUNC, 52, 1)             \
@@ -442,6 +443,22 @@ struct nc_pack_files {
 	struct nc_fid pf_fids[NC_PACK_FILES_MAX];
 };
 
+/* LOOKUP_MANY: LOOKUP with the open intent (NC_LOOKUP_OPEN) for many names
+ * at once; one status, attr and layout each in the reply.  The entries
+ * travel by reference (decoding: set lm_ents to room for the maximum). */
+#define NC_LOOKUP_MANY_MAX 128u
+struct nc_lookup_ent {
+	struct nc_fid le_parent;
+	char le_name[NC_NAME_MAX + 1];
+	int32_t le_status;              /* reply: wire status */
+	struct nc_attr_rep le_rep;      /* reply */
+};
+struct nc_lookup_many {
+	struct nc_cred lm_cred;
+	uint32_t lm_count;
+	struct nc_lookup_ent *lm_ents;
+};
+
 /* GETLAYOUT reply, SETLAYOUT request (sl_fid) and reply. */
 struct nc_layout_msg {
 	struct nc_cred sl_cred;
@@ -544,6 +561,8 @@ void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m);
 void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m);
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m);
 void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m);
+void nc_wire_lookup_many_req(struct nc_xdr *x, struct nc_lookup_many *m);
+void nc_wire_lookup_many_rep(struct nc_xdr *x, struct nc_lookup_many *m);
 void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m);
 void nc_wire_rename_req(struct nc_xdr *x, struct nc_rename_req *m);
 void nc_wire_readdir_req(struct nc_xdr *x, struct nc_readdir_req *m);

@@ -106,6 +106,10 @@ void cl_ncache_drop_fid(struct cl_ncache *n, const struct nc_fid *fid);
 /* The name went away or changed meaning. */
 void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const char *name);
 
+/* path.c: the directory (resolved) and last name of @path. */
+int cl_resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+		      struct nc_fid *parent, char *name);
+
 /* file.c: a read-only open from what LOOKUP_OPEN returned. */
 int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
 		      struct nc_layout *layout, int flags, struct nacre_file **out);

@@ -178,6 +178,12 @@ out:
 	return rc;
 }
 
+int cl_resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+		      struct nc_fid *parent, char *name)
+{
+	return resolve_parent(fs, cred, path, parent, name);
+}
+
 static void fid_out(const struct nc_fid *in, struct nacre_fid *out)
 {
 	out->seq = in->f_seq;

@@ -613,6 +613,39 @@ static int op_pack_files(struct mds_server *mds, struct nc_req *req, struct nc_x
 	return rc;
 }
 
+/* Many lookups with the open intent: the data loader's batch of names. */
+static int op_lookup_many(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_lookup_many m = { .lm_count = 0 };
+	int rc = -ENOMEM;
+
+	m.lm_ents = calloc(NC_LOOKUP_MANY_MAX, sizeof(*m.lm_ents));
+	if (!m.lm_ents)
+		return rc;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_lookup_many_req, &m);
+	if (rc)
+		goto out;
+	for (uint32_t i = 0; i < m.lm_count; i++) {
+		struct nc_lookup_ent *e = &m.lm_ents[i];
+		struct nc_attr_rep *r = &e->le_rep;
+		int s;
+
+		memset(r, 0, sizeof(*r));
+		s = mds_ns_lookup(mds_server_ns(mds), &m.lm_cred, &e->le_parent, e->le_name,
+				  &r->ar_attr);
+		if (!s && S_ISREG(r->ar_attr.a_mode)) {
+			s = mds_ns_open_check(mds_server_ns(mds), &m.lm_cred, &r->ar_attr.a_fid,
+					      NC_OPEN_READ, &r->ar_attr, &r->ar_layout);
+			r->ar_has_layout = !s && r->ar_layout.l_stripe_count;
+		}
+		e->le_status = nc_status_from_err(s);
+	}
+	rc = reply_msg(req, (nc_xdr_fn)nc_wire_lookup_many_rep, &m);
+out:
+	free(m.lm_ents);
+	return rc;
+}
+
 static mds_op_fn op_table(uint16_t opcode)
 {
 	switch (opcode) {
@@ -643,6 +676,7 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_PACK_SWITCH: return op_pack_switch;
 	case NC_OP_PACK_LIST: return op_pack_list;
 	case NC_OP_PACK_FILES: return op_pack_files;
+	case NC_OP_LOOKUP_MANY: return op_lookup_many;
 	default: return NULL;
 	}
 }

@@ -298,7 +298,19 @@ int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struc
 		if (in->in_has_tmpl)
 			tmpl = in->in_layout;
 	}
-	rc = ns_conf_get_u64(txn, NS_CONF_NEXT_PACK, &id);
+	{
+		struct nc_xdr x;
+
+		/* MDTs formatted before packing have no counter yet. */
+		rc = ns_conf_get(txn, NS_CONF_NEXT_PACK, &x);
+		if (rc == -ENOENT) {
+			id = 1;
+			rc = 0;
+		} else if (!rc) {
+			nc_xdr_u64(&x, &id);
+			rc = ns_conf_done(&x, NS_CONF_NEXT_PACK);
+		}
+	}
 	if (rc)
 		goto out_end;
 	if (id == UINT64_MAX) {

@@ -234,7 +234,9 @@ NACRE_API int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_
 		rc = cl_md_lookup_open(fs, &fs->fs_cred, &parent, name, &attr, &layout);
 		if (rc)
 			return rc;
-		if (S_ISREG(attr.a_mode))
+		/* A file with bytes but no layout in the reply: an MDS that does
+		 * not know the open intent.  The full walk and OPEN below. */
+		if (S_ISREG(attr.a_mode) && (layout.l_stripe_count || attr.a_size == 0))
 			return cl_file_open_read(fs, &fs->fs_cred, &attr, &layout, flags, out);
 		/* Directories, symbolic links: the full walk below. */
 	}

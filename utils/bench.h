@@ -16,6 +16,8 @@
  *   bench_seq.c     sequential write/read and random reads
  *   bench_meta.c    creates, stats, opens and unlinks
  *   bench_tcp.c     memory-to-memory throughput over loopback TCP
+ *   bench_small.c   many small files written, then read in a random order,
+ *                   in a packing directory and a plain one
  *
  * Exit status: 0 success, 1 an I/O or setup error, 2 bad usage, 3 data read
  * back differs from what was written.
@@ -89,7 +91,14 @@ struct bench_target {
 #define BENCH_W_TCP 0x1u
 #define BENCH_W_SEQ 0x2u
 #define BENCH_W_META 0x4u
-#define BENCH_W_ALL 0x7u
+#define BENCH_W_SMALL 0x8u
+#define BENCH_W_ALL 0xfu
+
+/* In bc_small_sizes: the mixed (ImageNet-like) size distribution. */
+#define BENCH_SMALL_MIXED 0u
+#define BENCH_SMALL_MAX (1024u * 1024)  /* the largest small file, bytes */
+#define BENCH_SMALL_FILES_MAX 1000000u
+#define BENCH_SMALL_WORKERS 4           /* writers, then readers */
 
 struct bench_cfg {
 	const char *bc_mds;
@@ -109,6 +118,17 @@ struct bench_cfg {
 	size_t bc_reqs[2];              /* sequential request sizes */
 	size_t bc_rand[2];              /* random read sizes */
 	unsigned int bc_only;           /* BENCH_W_* workloads to run */
+	unsigned int bc_small_files;    /* files per small-file size */
+	unsigned int bc_nsmall;
+	uint32_t bc_small_sizes[BENCH_MAX_LIST]; /* bytes, or BENCH_SMALL_MIXED */
+};
+
+/* Whether the small-file workload could pack. */
+enum bench_pack {
+	BENCH_PACK_NOT_RUN,
+	BENCH_PACK_ON,                  /* the pack directories pack */
+	BENCH_PACK_UNAVAILABLE,         /* the MDS refused the flag */
+	BENCH_PACK_NOT_PACKED,          /* the flag stuck, the files were not packed */
 };
 
 /* The run-wide state the workloads share. */
@@ -118,6 +138,9 @@ struct bench_run {
 	unsigned int br_ntgt;
 	bool br_drop_ok;                /* drop_caches works here */
 	bool br_direct;                 /* O_DIRECT for uncached POSIX reads */
+	enum bench_pack br_pack;        /* set by bench_small() */
+	char br_pack_why[256];          /* why packing is not measured */
+	uint64_t br_small_bytes[BENCH_MAX_LIST]; /* per size, all files */
 };
 
 /* ---- bench_target.c ---- */
@@ -181,6 +204,11 @@ void bench_thread_ready(void);
 int bench_seq(struct bench_run *run);
 int bench_meta(struct bench_run *run);
 int bench_tcp(struct bench_run *run);
+/* Returns -EILSEQ when a file read back has the wrong size (already
+ * reported); other wrong data is reported by bench_mismatch_report(). */
+int bench_small(struct bench_run *run);
+/* "4k", "128k", "1m", "1000" (bytes) or "mixed": the param of a size. */
+const char *bench_small_name(uint32_t size, char *buf, size_t len);
 
 /* ---- bench_report.c ---- */
 

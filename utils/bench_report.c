@@ -5,7 +5,10 @@
  * either as tables or as one JSON object.  A figure's ratio is its value
  * over the same figure on the local directory; the loopback TCP figures are
  * compared with the local sequential read of 1 MiB requests over as many
- * streams.
+ * streams.  Small-file figures of a packing directory carry ".pack" in
+ * their parameter ("128k.pack"); they too are compared with the local
+ * figure ("128k"), and also with the same target's large-file read and its
+ * figure without packing.
  */
 #include "config.h"
 
@@ -106,19 +109,70 @@ static const struct br_fig *br_find(enum bench_kind kind, const char *workload,
 	return NULL;
 }
 
+/* @f's value over @ref's; NAN where there is none to compare with. */
+static double br_over(const struct br_fig *f, const struct br_fig *ref,
+		      double scale)
+{
+	if (f == NULL || ref == NULL || !(ref->bf_value > 0))
+		return NAN;
+	return f->bf_value / (ref->bf_value * scale);
+}
+
+/* The parameter without a ".pack" (the small files of a pack directory). */
+static const char *br_unpacked(const char *param, char *buf, size_t len)
+{
+	const char *dot = strchr(param, '.');
+
+	snprintf(buf, len, "%.*s", dot ? (int)(dot - param) : (int)strlen(param),
+		 param);
+	return buf;
+}
+
 /* The value over the local one; NAN where there is none to compare with. */
 static double br_ratio(const struct br_fig *f)
 {
 	const struct br_fig *l;
+	char param[24];
 
 	if (f->bf_kind == BENCH_TCP)
 		l = br_find(BENCH_LOCAL, "seq_read", "1m", f->bf_conc, "gbps");
 	else
-		l = br_find(BENCH_LOCAL, f->bf_workload, f->bf_param,
+		l = br_find(BENCH_LOCAL, f->bf_workload,
+			    br_unpacked(f->bf_param, param, sizeof(param)),
 			    f->bf_conc, f->bf_metric);
-	if (l == NULL || !(l->bf_value > 0))
+	return br_over(f, l, 1);
+}
+
+static bool br_is_small(const struct br_fig *f)
+{
+	return strncmp(f->bf_workload, "small_", 6) == 0;
+}
+
+static bool br_is_packed(const struct br_fig *f)
+{
+	return strstr(f->bf_param, ".pack") != NULL;
+}
+
+/* A small-file MB/s over the same target's large-file read (1 MiB
+ * requests, 4 streams) of this run. */
+static double br_seq_ratio(const struct br_fig *f)
+{
+	if (f == NULL || strcmp(f->bf_metric, "mbps") != 0)
 		return NAN;
-	return f->bf_value / l->bf_value;
+	return br_over(f, br_find(f->bf_kind, "seq_read", "1m", 4, "gbps"),
+		       1000);
+}
+
+/* A pack directory's figure over the plain directory's. */
+static double br_pack_ratio(const struct br_fig *f)
+{
+	char param[24];
+
+	if (f == NULL || !br_is_packed(f))
+		return NAN;
+	return br_over(f, br_find(f->bf_kind, f->bf_workload,
+				  br_unpacked(f->bf_param, param, sizeof(param)),
+				  f->bf_conc, f->bf_metric), 1);
 }
 
 /* ---- tables ---- */
@@ -256,6 +310,134 @@ static void br_meta_table(const struct bench_run *run)
 	}
 }
 
+static void br_fig_cell(const struct br_fig *f, int width, int prec)
+{
+	if (f == NULL)
+		printf(" %*s", width, "-");
+	else
+		printf(" %*.*f", width, prec, f->bf_value);
+}
+
+static void br_ratio_value(double r, int width)
+{
+	if (isnan(r))
+		printf(" %*s", width, "-");
+	else
+		printf(" %*.2f", width, r);
+}
+
+/* The five columns of the small-file tables. */
+static const struct {
+	enum bench_kind kind;
+	bool pack;
+	const char *label;
+	const char *brief;
+} br_small_cols[] = {
+	{ BENCH_LIBNACRE, true, "libnacre pack on", "lib on" },
+	{ BENCH_LIBNACRE, false, "libnacre pack off", "lib off" },
+	{ BENCH_FUSE, true, "fuse pack on", "fuse on" },
+	{ BENCH_FUSE, false, "fuse pack off", "fuse off" },
+	{ BENCH_LOCAL, false, "local", "local" },
+};
+#define BR_SMALL_NCOLS (sizeof(br_small_cols) / sizeof(br_small_cols[0]))
+
+static const struct br_fig *br_small_find(unsigned int col,
+					  const char *workload,
+					  const char *size, const char *metric)
+{
+	char param[32];
+
+	snprintf(param, sizeof(param), "%s%s", size,
+		 br_small_cols[col].pack ? ".pack" : "");
+	return br_find(br_small_cols[col].kind, workload, param,
+		       BENCH_SMALL_WORKERS, metric);
+}
+
+static void br_small_table(const struct bench_run *run, unsigned int idx)
+{
+	static const struct {
+		const char *workload;
+		const char *label;
+	} rows[] = {
+		{ "small_write", "write" },
+		{ "small_read", "read cold" },
+		{ "small_read_warm", "read warm" },
+	};
+	const struct bench_cfg *cfg = run->br_cfg;
+	uint32_t size = cfg->bc_small_sizes[idx];
+	unsigned int n = cfg->bc_small_files, i, c;
+	char name[24];
+
+	bench_small_name(size, name, sizeof(name));
+	if (size == BENCH_SMALL_MIXED)
+		printf("\nSmall files, mixed sizes (lognormal, 1 KiB to 1 MiB, mean %.1f KiB)",
+		       run->br_small_bytes[idx] / 1024.0 / n);
+	else if (size % 1024 == 0)
+		printf("\nSmall files, %u KiB each", size >> 10);
+	else
+		printf("\nSmall files, %u bytes each", size);
+	printf(": %u files, %.1f MB\n", n, run->br_small_bytes[idx] / 1e6);
+	printf("%-10s", "");
+	for (c = 0; c < BR_SMALL_NCOLS; c++)
+		printf(" %18s", br_small_cols[c].label);
+	printf("\n%-10s", "");
+	for (c = 0; c < BR_SMALL_NCOLS; c++)
+		printf(" %9s %8s", "files/s", "MB/s");
+	printf("\n");
+	for (i = 0; i < 3; i++) {
+		printf("%-10s", rows[i].label);
+		for (c = 0; c < BR_SMALL_NCOLS; c++) {
+			const struct br_fig *f;
+
+			f = br_small_find(c, rows[i].workload, name, "files_per_s");
+			br_fig_cell(f, 9, 0);
+			f = br_small_find(c, rows[i].workload, name, "mbps");
+			br_fig_cell(f, 8, 1);
+		}
+		printf("\n");
+	}
+	printf("%-10s %-35s %-44s %s\n", "", "ratio to local",
+	       "MB/s ratio to the large-file read", "pack on/off");
+	printf("%-10s", "");
+	for (c = 0; c < BR_SMALL_NCOLS - 1; c++)
+		printf(" %8s", br_small_cols[c].brief);
+	for (c = 0; c < BR_SMALL_NCOLS; c++)
+		printf(" %8s", br_small_cols[c].brief);
+	printf(" %8s %8s\n", "libnacre", "fuse");
+	for (i = 0; i < 3; i++) {
+		const char *w = rows[i].workload;
+
+		printf("%-10s", rows[i].label);
+		for (c = 0; c < BR_SMALL_NCOLS - 1; c++) {
+			const struct br_fig *f = br_small_find(c, w, name, "mbps");
+
+			br_ratio_value(f ? br_ratio(f) : NAN, 8);
+		}
+		for (c = 0; c < BR_SMALL_NCOLS; c++)
+			br_ratio_value(br_seq_ratio(br_small_find(c, w, name, "mbps")), 8);
+		br_ratio_value(br_pack_ratio(br_small_find(0, w, name, "mbps")), 8);
+		br_ratio_value(br_pack_ratio(br_small_find(2, w, name, "mbps")), 8);
+		printf("\n");
+	}
+}
+
+static void br_small_tables(const struct bench_run *run)
+{
+	const struct bench_cfg *cfg = run->br_cfg;
+	unsigned int i;
+
+	printf("\nSmall files: %u writers (create, write, close), then %u readers "
+	       "in a random order\n(libnacre: nacre_read_many(), 64 files a call); "
+	       "large-file read: 1 MiB requests, 4 streams\n",
+	       BENCH_SMALL_WORKERS, BENCH_SMALL_WORKERS);
+	if (run->br_pack == BENCH_PACK_UNAVAILABLE)
+		printf("packing NOT measured: %s\n", run->br_pack_why);
+	else if (run->br_pack == BENCH_PACK_NOT_PACKED)
+		printf("WARNING: %s\n", run->br_pack_why);
+	for (i = 0; i < cfg->bc_nsmall; i++)
+		br_small_table(run, i);
+}
+
 static void br_tcp_row(const struct bench_run *run)
 {
 	const struct bench_cfg *cfg = run->br_cfg;
@@ -284,20 +466,29 @@ void bench_report_table(const struct bench_run *run)
 		{ "seq_read_warm", "Second read (second epoch), page cache kept" },
 	};
 	const struct bench_cfg *cfg = run->br_cfg;
+	unsigned int only = cfg->bc_only;
 	unsigned int i, j;
 
-	for (i = 0; i < 3; i++) {
-		for (j = 0; j < 2; j++) {
-			char param[24];
+	if (only & BENCH_W_SEQ) {
+		for (i = 0; i < 3; i++) {
+			for (j = 0; j < 2; j++) {
+				char param[24];
 
-			snprintf(param, sizeof(param), "%zum",
-				 cfg->bc_reqs[j] >> 20);
-			br_seq_table(run, seq[i].workload, seq[i].title, param);
+				snprintf(param, sizeof(param), "%zum",
+					 cfg->bc_reqs[j] >> 20);
+				br_seq_table(run, seq[i].workload, seq[i].title,
+					     param);
+			}
 		}
 	}
-	br_tcp_row(run);
-	br_rand_table(run);
-	br_meta_table(run);
+	if (only & BENCH_W_TCP)
+		br_tcp_row(run);
+	if (only & BENCH_W_SEQ)
+		br_rand_table(run);
+	if (only & BENCH_W_META)
+		br_meta_table(run);
+	if (only & BENCH_W_SMALL)
+		br_small_tables(run);
 }
 
 /* ---- JSON ---- */
@@ -322,6 +513,14 @@ static void br_json_fig(const struct br_fig *f, bool first)
 	br_json_number(f->bf_value);
 	printf(", \"ratio_to_local\": ");
 	br_json_number(br_ratio(f));
+	if (br_is_small(f) && strcmp(f->bf_metric, "mbps") == 0) {
+		printf(", \"ratio_to_seq_read\": ");
+		br_json_number(br_seq_ratio(f));
+	}
+	if (br_is_small(f) && br_is_packed(f)) {
+		printf(", \"ratio_to_pack_off\": ");
+		br_json_number(br_pack_ratio(f));
+	}
 	printf("}");
 }
 
@@ -333,6 +532,29 @@ static void br_json_list(const unsigned int *v, unsigned int n)
 	for (i = 0; i < n; i++)
 		printf("%s%u", i ? ", " : "", v[i]);
 	printf("]");
+}
+
+static void br_json_small(const struct bench_run *run)
+{
+	static const char *const pack[] = {
+		[BENCH_PACK_NOT_RUN] = "not run",
+		[BENCH_PACK_ON] = "on",
+		[BENCH_PACK_UNAVAILABLE] = "unavailable",
+		[BENCH_PACK_NOT_PACKED] = "not packed",
+	};
+	const struct bench_cfg *cfg = run->br_cfg;
+	char name[24];
+	unsigned int i;
+
+	printf("  \"small_files\": %u,\n  \"small_sizes\": [", cfg->bc_small_files);
+	for (i = 0; i < cfg->bc_nsmall; i++)
+		printf("%s\"%s\"", i ? ", " : "",
+		       bench_small_name(cfg->bc_small_sizes[i], name, sizeof(name)));
+	printf("],\n  \"small_bytes\": [");
+	for (i = 0; i < cfg->bc_nsmall; i++)
+		printf("%s%llu", i ? ", " : "",
+		       (unsigned long long)run->br_small_bytes[i]);
+	printf("],\n  \"pack\": \"%s\",\n", pack[run->br_pack]);
 }
 
 void bench_report_json(const struct bench_run *run, double wall)
@@ -352,6 +574,7 @@ void bench_report_json(const struct bench_run *run, double wall)
 	br_json_list(cfg->bc_threads, cfg->bc_nthreads);
 	printf(",\n  \"files\": %u,\n  \"duration\": %g,\n", cfg->bc_files,
 	       cfg->bc_duration);
+	br_json_small(run);
 	printf("  \"caches_dropped\": %s,\n  \"o_direct\": %s,\n",
 	       run->br_drop_ok ? "true" : "false",
 	       run->br_direct ? "true" : "false");

@@ -19,6 +19,12 @@
 
 #define MIB (1024ull * 1024)
 
+/* Small files per size: the measurement with --only small; the smaller count
+ * keeps a run of every workload to about three minutes on two cores. */
+#define NB_SMALL_FILES 20000u
+#define NB_SMALL_FILES_ALL 500u
+#define NB_SMALL_FILES_QUICK 200u
+
 enum {
 	OPT_MDS = 256,
 	OPT_FSNAME,
@@ -33,6 +39,8 @@ enum {
 	OPT_DURATION,
 	OPT_CORRUPT,
 	OPT_ONLY,
+	OPT_SMALL_FILES,
+	OPT_SMALL_SIZES,
 };
 
 static const struct option nb_longopts[] = {
@@ -48,6 +56,8 @@ static const struct option nb_longopts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "small-files", required_argument, NULL, OPT_SMALL_FILES },
+	{ "small-sizes", required_argument, NULL, OPT_SMALL_SIZES },
 	/* Not in --help: makes verification fail on purpose (the tests). */
 	{ "self-test-corrupt", no_argument, NULL, OPT_CORRUPT },
 	{ "help", no_argument, NULL, 'h' },
@@ -59,11 +69,12 @@ static void nb_usage(void)
 	printf("Usage: nacre-bench --mds ADDR --fsname NAME --local DIR [--mount MNT]\n"
 	       "                   [--json] [--quick] [--size BYTES] [--streams LIST]\n"
 	       "                   [--threads LIST] [--files N] [--duration SECS]\n"
+	       "                   [--small-files N] [--small-sizes LIST] [--only LIST]\n"
 	       "\n"
-	       "Runs sequential, random-read and metadata workloads through libnacre,\n"
-	       "through the FUSE mount MNT (with --mount) and on the local directory DIR,\n"
-	       "and prints every figure with its ratio to DIR, plus the loopback TCP limit.\n"
-	       "Every byte read is checked against what was written.\n"
+	       "Runs sequential, random-read, metadata and small-file workloads through\n"
+	       "libnacre, through the FUSE mount MNT (with --mount) and on the local\n"
+	       "directory DIR, and prints every figure with its ratio to DIR, plus the\n"
+	       "loopback TCP limit.  Every byte read is checked against what was written.\n"
 	       "\n"
 	       "  --mds ADDR        the MDS address (tcp://HOST:PORT)\n"
 	       "  --fsname NAME     the filesystem name\n"
@@ -77,8 +88,13 @@ static void nb_usage(void)
 	       "  --threads LIST    random-read and metadata threads (default 1,4)\n"
 	       "  --files N         files per metadata run (default 2000, --quick 200)\n"
 	       "  --duration SECS   seconds per random-read run (default 2, --quick 0.2)\n"
+	       "  --small-files N   files per small-file size (default 20000 with\n"
+	       "                    --only small, 500 with other workloads, --quick 200)\n"
+	       "  --small-sizes LIST\n"
+	       "                    small-file sizes, comma separated: up to 1M each\n"
+	       "                    (K/M suffixes) or mixed (default 4k,64k,128k,mixed)\n"
 	       "  --only LIST       run only these workloads, comma separated:\n"
-	       "                    tcp, seq (sequential and random reads), meta\n"
+	       "                    tcp, seq (sequential and random reads), meta, small\n"
 	       "  -h, --help        this text\n"
 	       "\n"
 	       "Exit status: 0 done, 1 an I/O error, 2 bad usage, 3 data mismatch.\n");
@@ -94,6 +110,7 @@ static int nb_parse_only(const char *list, unsigned int *mask)
 		{ "tcp", BENCH_W_TCP },
 		{ "seq", BENCH_W_SEQ },
 		{ "meta", BENCH_W_META },
+		{ "small", BENCH_W_SMALL },
 	};
 	char buf[128], *save = NULL, *tok;
 	unsigned int i;
@@ -201,12 +218,41 @@ static int nb_parse_duration(const char *s, double *out)
 	return 0;
 }
 
+/* "4k,64k,mixed": at most BENCH_MAX_LIST different sizes of 1 byte to
+ * BENCH_SMALL_MAX, or the mixed distribution. */
+static int nb_parse_small_sizes(const char *s, uint32_t *v, unsigned int *n)
+{
+	char buf[128], *tok, *save;
+	unsigned int i;
+	uint64_t size;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == BENCH_MAX_LIST)
+			return -EINVAL;
+		if (strcmp(tok, "mixed") == 0)
+			size = BENCH_SMALL_MIXED;
+		else if (nb_parse_size(tok, &size) < 0 || size > BENCH_SMALL_MAX)
+			return -EINVAL;
+		for (i = 0; i < *n; i++)
+			if (v[i] == size)
+				return -EINVAL;
+		v[(*n)++] = (uint32_t)size;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
 /* What the options did not set. */
 static void nb_defaults(struct bench_cfg *cfg, bool size_set, bool files_set,
 			bool dur_set)
 {
 	static const unsigned int streams[] = { 1, 4, 8 };
 	static const unsigned int threads[] = { 1, 4 };
+	static const uint32_t small[] = { 4096, 65536, 131072, BENCH_SMALL_MIXED };
 
 	if (!size_set)
 		cfg->bc_size = cfg->bc_quick ? 4 * MIB : 256 * MIB;
@@ -228,6 +274,18 @@ static void nb_defaults(struct bench_cfg *cfg, bool size_set, bool files_set,
 	cfg->bc_reqs[1] = 4 * MIB;
 	cfg->bc_rand[0] = 4096;
 	cfg->bc_rand[1] = 128 * 1024;
+	if (cfg->bc_small_files == 0) {
+		if (cfg->bc_quick)
+			cfg->bc_small_files = NB_SMALL_FILES_QUICK;
+		else if (cfg->bc_only == BENCH_W_SMALL)
+			cfg->bc_small_files = NB_SMALL_FILES;
+		else
+			cfg->bc_small_files = NB_SMALL_FILES_ALL;
+	}
+	if (cfg->bc_nsmall == 0) {
+		memcpy(cfg->bc_small_sizes, small, sizeof(small));
+		cfg->bc_nsmall = 4;
+	}
 }
 
 static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
@@ -291,7 +349,19 @@ static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
 			break;
 		case OPT_ONLY:
 			if (nb_parse_only(optarg, &cfg->bc_only) < 0)
-				return nb_usage_error("bad --only '%s' (tcp, seq, meta)",
+				return nb_usage_error("bad --only '%s' (tcp, seq, meta, small)",
+						      optarg);
+			break;
+		case OPT_SMALL_FILES:
+			if (nb_parse_uint(optarg, BENCH_SMALL_FILES_MAX,
+					  &cfg->bc_small_files) < 0)
+				return nb_usage_error("bad --small-files '%s' (1 to 1000000)",
+						      optarg);
+			break;
+		case OPT_SMALL_SIZES:
+			if (nb_parse_small_sizes(optarg, cfg->bc_small_sizes,
+						 &cfg->bc_nsmall) < 0)
+				return nb_usage_error("bad --small-sizes '%s' (different sizes up to 1M, or mixed; at most 8)",
 						      optarg);
 			break;
 		case 'h':
@@ -399,6 +469,26 @@ static void nb_layout_text(struct bench_target *t, char *buf, size_t size)
 	nacre_unlink(t->bt_fs, path);
 }
 
+static void nb_print_small_header(const struct bench_run *run)
+{
+	const struct bench_cfg *cfg = run->br_cfg;
+	char name[24];
+	unsigned int i;
+
+	printf("small files: %u per size (", cfg->bc_small_files);
+	for (i = 0; i < cfg->bc_nsmall; i++)
+		printf("%s%s", i ? ", " : "",
+		       bench_small_name(cfg->bc_small_sizes[i], name, sizeof(name)));
+	printf("), %u writers, then %u readers in a random order\n",
+	       BENCH_SMALL_WORKERS, BENCH_SMALL_WORKERS);
+	printf("  writes timed to nacre_sync() (libnacre: commits the packed files), to\n"
+	       "  the fsync of each writer's last file and syncfs(2) (fuse: FUSE does not\n"
+	       "  pass syncfs on, the fsync commits the mount's packed files), to syncfs(2)\n"
+	       "  (local); cold reads after %s, libnacre on a new connection\n",
+	       run->br_drop_ok ? "dropping the page cache" :
+	       "nothing (fuse and local with O_DIRECT)");
+}
+
 static void nb_print_header(struct bench_run *run)
 {
 	const struct bench_cfg *cfg = run->br_cfg;
@@ -413,6 +503,8 @@ static void nb_print_header(struct bench_run *run)
 	       (unsigned long long)(cfg->bc_size / MIB),
 	       run->br_drop_ok ? "dropped" : "NOT dropped (not allowed here)",
 	       run->br_direct ? "; fuse and local read with O_DIRECT" : "");
+	if (cfg->bc_only & BENCH_W_SMALL)
+		nb_print_small_header(run);
 	fflush(stdout);
 }
 
@@ -422,13 +514,16 @@ static int nb_workloads(struct bench_run *run)
 
 	unsigned int only = run->br_cfg->bc_only;
 
+	/* The first check of data read fails on purpose: seq's, or small's
+	 * when seq does not run. */
+	bench_set_corrupt(run->br_cfg->bc_corrupt);
 	rc = only & BENCH_W_TCP ? bench_tcp(run) : 0;
-	if (rc == 0 && only & BENCH_W_SEQ) {
-		bench_set_corrupt(run->br_cfg->bc_corrupt);
+	if (rc == 0 && only & BENCH_W_SEQ)
 		rc = bench_seq(run);
-	}
 	if (rc == 0 && only & BENCH_W_META)
 		rc = bench_meta(run);
+	if (rc == 0 && only & BENCH_W_SMALL)
+		rc = bench_small(run);
 	return rc;
 }
 
@@ -455,7 +550,8 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = nb_workloads(&run);
 	nb_teardown(&run, fs);
-	if (bench_mismatch_seen()) {
+	/* -EILSEQ: a file of the wrong size, reported where it was found. */
+	if (bench_mismatch_seen() || rc == -EILSEQ) {
 		bench_mismatch_report();
 		bench_report_free();
 		return BENCH_EXIT_MISMATCH;

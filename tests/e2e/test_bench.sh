@@ -4,8 +4,9 @@
 # nacre end-to-end: nacre-bench.  On a 6-OST filesystem (EC 4+2) a quick run
 # through libnacre, the FUSE mount and a local directory prints one JSON
 # object with positive figures for every target and the loopback TCP limit,
-# each with its ratio to the local directory; a run whose verifier expects
-# one wrong byte must exit 3, so the check of the data read is real; bad
+# each with its ratio to the local directory, and small-file figures with
+# packing on and off; a run whose verifier expects one wrong byte must exit
+# 3, so the check of the data read is real (for the small files too); bad
 # usage exits 2; and nothing is left behind.
 
 # automake runs us as "sh FILE"; the suite needs bash.
@@ -64,14 +65,54 @@ for t in ("fuse", "local"):
     assert (t, "seq_read_warm.1m.c4.gbps") in names, t
 for c in (1, 4, 8):
     assert ("tcp", "tcp.1m.c%d.gbps" % c) in names, c
+# Small files: 200 per size, packing on and off side by side.
+assert d["small_files"] == 200, d["small_files"]
+assert d["small_sizes"] == ["4k", "64k", "128k", "mixed"], d["small_sizes"]
+assert d["small_bytes"][:3] == [200 * 4096, 200 * 65536, 200 * 131072], d
+assert 200 * 1024 <= d["small_bytes"][3] <= 200 * 1048576, d
+assert d["pack"] == "on", d["pack"]
+small = {(f["target"], f["name"]): f for f in figs
+         if f["workload"].startswith("small_")}
+for size in d["small_sizes"]:
+    for w in ("small_write", "small_read", "small_read_warm"):
+        for t, pack in (("libnacre", True), ("libnacre", False),
+                        ("fuse", True), ("fuse", False), ("local", False)):
+            for m in ("files_per_s", "mbps"):
+                n = "%s.%s%s.c4.%s" % (w, size, ".pack" if pack else "", m)
+                f = small[(t, n)]
+                if m == "mbps":
+                    r = f["ratio_to_seq_read"]
+                    assert isinstance(r, (int, float)) and r > 0, f
+                if pack:
+                    r = f["ratio_to_pack_off"]
+                    assert isinstance(r, (int, float)) and r > 0, f
+assert len(small) == 4 * 3 * 5 * 2, len(small)
 print(len(figs), "figures, all positive, with ratios")
+'
+
+# The checks of test 4: small files only, odd sizes, no sequential run to
+# compare with.
+CHECK_SMALL='
+import json, sys
+d = json.load(sys.stdin)
+figs = d["figures"]
+assert d["small_sizes"] == ["1000", "mixed"], d["small_sizes"]
+assert d["small_bytes"][0] == 40 * 1000, d["small_bytes"]
+assert {f["workload"] for f in figs} == \
+    {"small_write", "small_read", "small_read_warm"}, figs
+assert len(figs) == 2 * 3 * 5 * 2, len(figs)
+for f in figs:
+    assert f["value"] > 0, f
+    if f["metric"] == "mbps":
+        assert f["ratio_to_seq_read"] is None, f
+print(len(figs), "small-file figures")
 '
 
 test_1()
 {
 	local json rc=0
 
-	json=$(timeout 50 "$BENCH" --quick --json --mds "tcp://127.0.0.1:$PORT" \
+	json=$(timeout 120 "$BENCH" --quick --json --mds "tcp://127.0.0.1:$PORT" \
 		--fsname "$FSNAME" --mount "$MNT" --local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --quick --json exit status"
 	python3 -c "$CHECK_JSON" <<< "$json" || _e2e_assert_failed "bad JSON figures"
@@ -89,6 +130,17 @@ test_2()
 	assert_eq "$rc" "3" "exit status with a corrupted expectation"
 	[[ $err == *"DATA MISMATCH"*"offset 0"* ]] ||
 		_e2e_assert_failed "no mismatch report in: $err"
+	assert_clean
+	# The small-file reads check every byte too (the first file read
+	# is a packed one, through libnacre).
+	rc=0
+	err=$(timeout 50 "$BENCH" --only small --small-files 8 \
+		--small-sizes 4k --self-test-corrupt \
+		--mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --mount "$MNT" \
+		--local "$LOCAL" 2>&1 >/dev/null) || rc=$?
+	assert_eq "$rc" "3" "small files: exit status with a corrupted expectation"
+	[[ $err == *"DATA MISMATCH: libnacre"*"small-pack/4k-"*"offset 0"* ]] ||
+		_e2e_assert_failed "no small-file mismatch report in: $err"
 	assert_clean
 }
 
@@ -108,9 +160,32 @@ test_3()
 	assert_eq "$rc" "0" "--help"
 	rc=0; bench --quick --fsname "no-such-fs" 2>/dev/null || rc=$?
 	assert_eq "$rc" "1" "wrong fsname"
+	rc=0; bench --only small,bogus 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--only small,bogus"
+	rc=0; bench --small-files 0 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--small-files 0"
+	rc=0; bench --small-sizes 2m 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--small-sizes 2m (larger than 1M)"
+	rc=0; bench --small-sizes 4k,4k 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--small-sizes 4k,4k"
+	rc=0; bench --small-sizes mixed,x 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--small-sizes mixed,x"
+}
+
+test_4()
+{
+	local json rc=0
+
+	json=$(timeout 60 "$BENCH" --json --only small --small-files 40 \
+		--small-sizes 1000,mixed --mds "tcp://127.0.0.1:$PORT" \
+		--fsname "$FSNAME" --mount "$MNT" --local "$LOCAL") || rc=$?
+	assert_eq "$rc" "0" "nacre-bench --only small exit status"
+	python3 -c "$CHECK_SMALL" <<< "$json" || _e2e_assert_failed "bad small-file JSON"
+	assert_clean
 }
 
 run_test 1 "quick run: JSON figures for libnacre, fuse, local and tcp" test_1
 run_test 2 "a wrong byte fails verification with exit 3" test_2
 run_test 3 "bad usage exits 2, a wrong fsname 1" test_3
+run_test 4 "small files only: odd sizes, every target, no sequential reference" test_4
 finish

@@ -74,6 +74,7 @@ int cmd_df(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_getstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_osts(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_pack(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_rebuild(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_scrub(struct cli_ctx *ctx, int argc, char **argv);
 

@@ -39,7 +39,8 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_name = "setstripe",
 		.cc_fn = cmd_setstripe,
 		.cc_summary = "set a directory's default layout or create a file with a layout",
-		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [--json] PATH",
+		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none]\n"
+			"       [--pack [--pack-max SIZE] | --no-pack] [--json] PATH",
 		.cc_help =
 			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
 			"                           of 4K from 4K to 64M\n"
@@ -47,8 +48,27 @@ static const struct cli_cmd cli_cmds[] = {
 			"  -i, --stripe-index OST   first OST, -1 to let the MDS choose\n"
 			"  -E, --erasure-code K+M   K data and M parity chunks per row (K 1 to 16,\n"
 			"                           M 0 to 4); none: plain striping, no parity\n"
+			"  --pack                   a directory's new small files (and those of\n"
+			"                           its new subdirectories) are packed\n"
+			"  --pack-max SIZE          with --pack: the largest file kept packed,\n"
+			"                           K/M suffixes, 1 byte to 64M (default 1M)\n"
+			"  --no-pack                new files of the directory are not packed\n"
 			"  --json                   print the resulting layout\n"
-			"PATH may be a directory, an empty file, or a new file to create.\n",
+			"PATH may be a directory, an empty file, or a new file to create.\n"
+			"Fields not given keep their value; packing stays as it was unless\n"
+			"--pack or --no-pack is given.\n",
+	},
+	{
+		.cc_name = "pack",
+		.cc_fn = cmd_pack,
+		.cc_summary = "show the packs that hold small files",
+		.cc_usage = "stats [-v] [--json] [PATH]",
+		.cc_help =
+			"  stats                 packs, sealed and open, size, live and dead\n"
+			"                        bytes, live fraction and files\n"
+			"    -v, --verbose       also one line per pack\n"
+			"    --json              one JSON object per filesystem\n"
+			"Without PATH every mounted nacre filesystem is shown.\n",
 	},
 	{
 		.cc_name = "osts",

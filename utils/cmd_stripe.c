@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nacre getstripe PATH... and nacre setstripe [-S SIZE] [-c COUNT] [-i OST]
- * [-E K+M|none] PATH: show and set layouts, as `lfs getstripe` /
- * `lfs setstripe` do, plus the erasure code of the rows (-E).
+ * [-E K+M|none] [--pack [--pack-max SIZE] | --no-pack] PATH: show and set
+ * layouts, as `lfs getstripe` / `lfs setstripe` do, plus the erasure code
+ * of the rows (-E) and small-file packing (--pack).
  *
  * A file's layout lists its objects (one per OST, all named by the file's
- * FID); a directory's is a template for new files where 0 means "the
- * filesystem default".
+ * FID); a packed file's bytes are instead an extent of a pack, and its
+ * layout is the pack's (objects named by the pack's FID).  A directory's
+ * layout is a template for new files where 0 means "the filesystem
+ * default"; with packing on, its new small files are packed.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -26,14 +28,28 @@
 /* The widest codes the MDS accepts (and isa-l encodes quickly). */
 #define STRIPE_MAX_K 16
 #define STRIPE_MAX_M 4
+/* The largest pack_max the MDS accepts in a template. */
+#define STRIPE_PACK_MAX_LIMIT (64u << 20)
+/* The objects of pack N are named by the FID (2, N), a sequence no file
+ * or directory uses (docs/design.md, "Small files"). */
+#define STRIPE_PACK_FID_SEQ 2
+
+/* getopt_long values of the long-only options. */
+enum {
+	STRIPE_OPT_PACK = 0x200,
+	STRIPE_OPT_NO_PACK,
+	STRIPE_OPT_PACK_MAX,
+};
 
 /* What `nacre setstripe` was asked to change. */
 struct stripe_req {
 	bool sr_has_size, sr_has_count, sr_has_index, sr_has_ec;
+	bool sr_pack, sr_no_pack, sr_has_pack_max;
 	uint32_t sr_size;
 	uint32_t sr_count;              /* STRIPE_ALL: every OST */
 	uint32_t sr_index;              /* NACRE_OST_ANY: the MDS chooses */
 	uint32_t sr_k, sr_m;            /* 1+0 for "none" */
+	uint32_t sr_pack_max;           /* with sr_has_pack_max, bytes */
 };
 
 /* ---- showing a layout ---- */
@@ -61,11 +77,77 @@ static int64_t stripe_count_value(const struct nacre_layout *l)
 	return l->stripe_count == STRIPE_ALL ? -1 : (int64_t)l->stripe_count;
 }
 
+static bool stripe_is_packed(const struct nacre_layout *l, bool dir)
+{
+	return !dir && (l->flags & NACRE_LAYOUT_PACKED);
+}
+
+static bool stripe_packs(const struct nacre_layout *l, bool dir)
+{
+	return dir && (l->flags & NACRE_LAYOUT_PACK);
+}
+
+/* A packing template's largest packed file, 0 read as the default. */
+static uint32_t stripe_pack_max(const struct nacre_layout *l)
+{
+	return l->pack_max ? l->pack_max : NACRE_PACK_MAX_DEFAULT;
+}
+
+/* The FID naming the objects of a file: its own, or its pack's. */
+static void stripe_objid(const struct nacre_fid *fid, bool dir,
+			 const struct nacre_layout *l, char *buf)
+{
+	struct nacre_fid pf = { STRIPE_PACK_FID_SEQ, l->pack_id };
+
+	nacre_fid_format(stripe_is_packed(l, dir) ? &pf : fid, buf);
+}
+
 /* Shards to show; a count past the array is never trusted. */
 static uint32_t stripe_nshards(const struct nacre_layout *l)
 {
 	return l->shard_count < NACRE_MAX_STRIPES ? l->shard_count :
 		NACRE_MAX_STRIPES;
+}
+
+/* A directory: "pack" and, when on, "pack_max". */
+static void stripe_json_template_pack(struct cli_json *js,
+				      const struct nacre_layout *l)
+{
+	cli_json_key(js, "pack");
+	cli_json_bool(js, stripe_packs(l, true));
+	cli_json_key(js, "pack_max");
+	if (stripe_packs(l, true))
+		cli_json_u64(js, stripe_pack_max(l));
+	else
+		cli_json_null(js);
+}
+
+/* A file: "packed" and, when it is, where its bytes are. */
+static void stripe_json_file_pack(struct cli_json *js,
+				  const struct nacre_fid *fid,
+				  const struct nacre_layout *l)
+{
+	bool packed = stripe_is_packed(l, false);
+	char objid[40];
+
+	cli_json_key(js, "packed");
+	cli_json_bool(js, packed);
+	if (!packed) {
+		cli_json_key(js, "pack_id");
+		cli_json_null(js);
+		cli_json_key(js, "pack_offset");
+		cli_json_null(js);
+		cli_json_key(js, "pack_length");
+		cli_json_null(js);
+		cli_json_key(js, "pack_fid");
+		cli_json_null(js);
+		return;
+	}
+	stripe_objid(fid, false, l, objid);
+	cli_json_kv_u64(js, "pack_id", l->pack_id);
+	cli_json_kv_u64(js, "pack_offset", l->pack_off);
+	cli_json_kv_u64(js, "pack_length", l->pack_len);
+	cli_json_kv_str(js, "pack_fid", objid);
 }
 
 static void stripe_print_json(struct cli_json *js, const char *path,
@@ -87,6 +169,10 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 	cli_json_kv_u64(js, "m", l->m);
 	cli_json_kv_str(js, "pattern", pattern);
 	cli_json_kv_i64(js, "first_ost", stripe_first_ost(l, dir));
+	if (dir)
+		stripe_json_template_pack(js, l);
+	else
+		stripe_json_file_pack(js, fid, l);
 	cli_json_key(js, "shards");
 	cli_json_arr_begin(js);
 	n = stripe_nshards(l);
@@ -107,13 +193,18 @@ static void stripe_print_file(const char *path, const struct nacre_fid *fid,
 	char fidbuf[40], pattern[32];
 	uint32_t i, n;
 
-	nacre_fid_format(fid, fidbuf);
+	/* A packed file's objects are its pack's. */
+	stripe_objid(fid, false, l, fidbuf);
 	stripe_pattern(l, pattern, sizeof(pattern));
 	printf("%s\n", path);
 	printf("lmm_stripe_count:  %" PRId64 "\n", stripe_count_value(l));
 	printf("lmm_stripe_size:   %" PRIu32 "\n", l->stripe_size);
 	printf("lmm_pattern:       %s\n", pattern);
 	printf("lmm_stripe_offset: %" PRId64 "\n", stripe_first_ost(l, false));
+	if (stripe_is_packed(l, false))
+		printf("lmm_packed:        pack %" PRIu64 " offset %" PRIu64
+		       " length %" PRIu64 "\n", l->pack_id, l->pack_off,
+		       l->pack_len);
 	printf("\tobdidx\t %-33s\t state\n", "objid");
 	n = stripe_nshards(l);
 	for (i = 0; i < n; i++)
@@ -139,6 +230,8 @@ static void stripe_print_dir(const char *path, const struct nacre_layout *l)
 	printf("%s\n", path);
 	printf("stripe_count: %s stripe_size: %s pattern: %s stripe_offset: %" PRId64
 	       "\n", count, size, pattern, stripe_first_ost(l, true));
+	if (stripe_packs(l, true))
+		printf("pack: on, pack_max %" PRIu32 "\n", stripe_pack_max(l));
 }
 
 static void stripe_print(struct cli_json *js, const char *path,
@@ -311,6 +404,66 @@ static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
 	return CLI_OPT_CONTINUE;
 }
 
+/* --pack-max SIZE: 0 is refused rather than read as the default, so that
+ * a typo never silently means 1 MiB. */
+static int setstripe_parse_pack_max(struct cli_ctx *ctx, const char *arg,
+				    struct stripe_req *req)
+{
+	uint64_t v;
+
+	if (cli_parse_size(arg, &v) || v < 1 || v > STRIPE_PACK_MAX_LIMIT)
+		return cli_usage_err(ctx, "invalid pack max '%s' (1 to 64M bytes, K or M suffix)",
+				     arg);
+	req->sr_pack_max = (uint32_t)v;
+	req->sr_has_pack_max = true;
+	return CLI_OPT_CONTINUE;
+}
+
+/* The option at getopt_long()'s @c; CLI_OPT_CONTINUE or the exit status. */
+static int setstripe_parse_opt(struct cli_ctx *ctx, int c, char **argv,
+			       struct stripe_req *req)
+{
+	switch (c) {
+	case 'S':
+		return setstripe_parse_size(ctx, optarg, req);
+	case 'c':
+		return setstripe_parse_count(ctx, optarg, req);
+	case 'i':
+		return setstripe_parse_index(ctx, optarg, req);
+	case 'E':
+		return setstripe_parse_ec(ctx, optarg, req);
+	case STRIPE_OPT_PACK:
+		req->sr_pack = true;
+		return CLI_OPT_CONTINUE;
+	case STRIPE_OPT_NO_PACK:
+		req->sr_no_pack = true;
+		return CLI_OPT_CONTINUE;
+	case STRIPE_OPT_PACK_MAX:
+		return setstripe_parse_pack_max(ctx, optarg, req);
+	default:
+		return cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c, argv);
+	}
+}
+
+/* The combinations of options that cannot go together. */
+static int setstripe_check(struct cli_ctx *ctx, const struct stripe_req *req)
+{
+	if (req->sr_has_pack_max && !req->sr_pack)
+		return cli_usage_err(ctx, "--pack-max goes with --pack");
+	if (req->sr_pack && req->sr_no_pack)
+		return cli_usage_err(ctx, "--pack and --no-pack cannot go together");
+	if (!req->sr_has_size && !req->sr_has_count && !req->sr_has_index &&
+	    !req->sr_has_ec && !req->sr_pack && !req->sr_no_pack)
+		return cli_usage_err(ctx, "one of -S, -c, -i, -E, --pack or --no-pack is required");
+	/* A count given with the code must hold a whole row. */
+	if (req->sr_has_ec && req->sr_has_count && req->sr_m &&
+	    req->sr_count != STRIPE_ALL && req->sr_count < req->sr_k + req->sr_m)
+		return cli_usage_err(ctx, "stripe count %" PRIu32 " is below the %" PRIu32
+				     "+%" PRIu32 " erasure code width",
+				     req->sr_count, req->sr_k, req->sr_m);
+	return CLI_OPT_CONTINUE;
+}
+
 /* Parses argv into @req; returns CLI_OPT_CONTINUE or the exit status. */
 static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 			   struct stripe_req *req)
@@ -321,6 +474,9 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 		{ "stripe-count", required_argument, NULL, 'c' },
 		{ "stripe-index", required_argument, NULL, 'i' },
 		{ "erasure-code", required_argument, NULL, 'E' },
+		{ "pack", no_argument, NULL, STRIPE_OPT_PACK },
+		{ "no-pack", no_argument, NULL, STRIPE_OPT_NO_PACK },
+		{ "pack-max", required_argument, NULL, STRIPE_OPT_PACK_MAX },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -328,29 +484,13 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 	memset(req, 0, sizeof(*req));
 	while ((c = getopt_long(argc, argv, ":S:c:i:E:h", longopts,
 				NULL)) != -1) {
-		if (c == 'S')
-			rc = setstripe_parse_size(ctx, optarg, req);
-		else if (c == 'c')
-			rc = setstripe_parse_count(ctx, optarg, req);
-		else if (c == 'i')
-			rc = setstripe_parse_index(ctx, optarg, req);
-		else if (c == 'E')
-			rc = setstripe_parse_ec(ctx, optarg, req);
-		else
-			rc = cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c,
-					    argv);
+		rc = setstripe_parse_opt(ctx, c, argv, req);
 		if (rc != CLI_OPT_CONTINUE)
 			return rc;
 	}
-	if (!req->sr_has_size && !req->sr_has_count && !req->sr_has_index &&
-	    !req->sr_has_ec)
-		return cli_usage_err(ctx, "one of -S, -c, -i or -E is required");
-	/* A count given with the code must hold a whole row. */
-	if (req->sr_has_ec && req->sr_has_count && req->sr_m &&
-	    req->sr_count != STRIPE_ALL && req->sr_count < req->sr_k + req->sr_m)
-		return cli_usage_err(ctx, "stripe count %" PRIu32 " is below the %" PRIu32
-				     "+%" PRIu32 " erasure code width",
-				     req->sr_count, req->sr_k, req->sr_m);
+	rc = setstripe_check(ctx, req);
+	if (rc != CLI_OPT_CONTINUE)
+		return rc;
 	if (optind >= argc)
 		return cli_usage_err(ctx, "missing PATH");
 	if (argc - optind > 1)
@@ -360,13 +500,20 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 
 /* ---- setstripe: the target ---- */
 
-/* Creates the missing file @path through its mount.  The parent is checked
- * first so that a typo never leaves a stray file on another filesystem. */
+/*
+ * Creates the missing file @path through its mount.  The parent is checked
+ * first so that a typo never leaves a stray file on another filesystem.
+ *
+ * mknod(2), not open(O_CREAT): in a pack directory a file created by open
+ * lives in the mount's memory until its batch is committed, as a packed
+ * file whose layout cannot be set; mknod creates it at the MDS at once,
+ * with objects of its own, in every directory.
+ */
 static int setstripe_create_mounted(struct cli_ctx *ctx, const char *path)
 {
 	struct cli_fsid id;
 	char *copy, *parent;
-	int fd, rc;
+	int rc;
 
 	copy = strdup(path);
 	if (!copy)
@@ -380,17 +527,46 @@ static int setstripe_create_mounted(struct cli_ctx *ctx, const char *path)
 	free(copy);
 	if (rc)
 		return rc;
-	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
-	if (fd < 0)
+	if (mknod(path, S_IFREG | 0666, 0))
 		return cli_err(ctx, "%s: %s", path, strerror(errno));
-	close(fd);
 	return 0;
 }
 
-/* Creates the missing file @path inside the --mds filesystem. */
+/* The directory part of @path inside a filesystem ("/" for "f" or "/f"),
+ * and its last name in @name.  Trailing slashes are dropped. */
+static int setstripe_split(const char *path, char **dir, char *name)
+{
+	char *copy, *slash, *base;
+	size_t len;
+
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	len = strlen(copy);
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	slash = strrchr(copy, '/');
+	base = slash ? slash + 1 : copy;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") ||
+	    strlen(base) > NACRE_NAME_MAX) {
+		free(copy);
+		return -EINVAL;
+	}
+	strcpy(name, base);
+	if (!slash || slash == copy)
+		strcpy(copy, "/");
+	else
+		*slash = '\0';
+	*dir = copy;
+	return 0;
+}
+
+/* Creates the missing file @path inside the --mds filesystem: at the MDS
+ * (nacre_mknod_at), never packed, as through a mount. */
 static int setstripe_create_inside(struct cli_ctx *ctx, const char *path)
 {
-	struct nacre_file *f;
+	char name[NACRE_NAME_MAX + 1], *dir;
+	struct nacre_stat parent;
 	struct nacre_fs *fs;
 	mode_t mask;
 	int rc;
@@ -399,14 +575,20 @@ static int setstripe_create_inside(struct cli_ctx *ctx, const char *path)
 	if (rc)
 		return cli_err(ctx, "%s:/%s: %s", ctx->cx_mds, ctx->cx_fsname,
 			       nacre_strerror(rc));
-	/* open(2) through a mount applies the umask; do the same here. */
-	mask = umask(0);
-	umask(mask);
-	rc = nacre_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0666 & ~mask,
-			&f);
+	rc = setstripe_split(path, &dir, name);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
-	rc = nacre_close(f);
+	rc = nacre_resolve(fs, NULL, dir, true, &parent);
+	free(dir);
+	if (!rc && !S_ISDIR(parent.mode))
+		rc = -ENOTDIR;
+	if (rc)
+		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	/* mknod(2) through a mount applies the umask; do the same here. */
+	mask = umask(0);
+	umask(mask);
+	rc = nacre_mknod_at(fs, NULL, &parent.fid, name,
+			    S_IFREG | (0666 & ~mask), 0, NULL);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
 	return 0;
@@ -441,6 +623,33 @@ static void setstripe_remove(struct cli_ctx *ctx, const char *path)
 
 /* ---- setstripe: the new layout ---- */
 
+/* --pack keeps the directory's pack_max unless --pack-max is given (0 lets
+ * the MDS apply the default); --no-pack clears both. */
+static void setstripe_build_pack(const struct stripe_req *req,
+				 struct nacre_layout *l)
+{
+	if (req->sr_no_pack) {
+		l->flags &= ~NACRE_LAYOUT_PACK;
+		l->pack_max = 0;
+	} else if (req->sr_pack) {
+		l->flags |= NACRE_LAYOUT_PACK;
+		if (req->sr_has_pack_max)
+			l->pack_max = req->sr_pack_max;
+	}
+}
+
+/* Only directories pack their new files. */
+static bool setstripe_wants_pack(const struct stripe_req *req)
+{
+	return req->sr_pack || req->sr_no_pack;
+}
+
+static int setstripe_pack_not_dir(struct cli_ctx *ctx, const char *path)
+{
+	return cli_usage_err(ctx, "%s: not a directory (--pack and --no-pack set a directory's default)",
+			     path);
+}
+
 /* The layout to send: the current one with what was asked changed. */
 static int setstripe_build(struct cli_ctx *ctx, const char *path, bool dir,
 			   const struct stripe_req *req,
@@ -449,6 +658,12 @@ static int setstripe_build(struct cli_ctx *ctx, const char *path, bool dir,
 {
 	*l = *cur;
 	l->shard_count = 0;
+	l->pack_id = l->pack_off = l->pack_len = 0;
+	/* Only a directory's template packs; a file's request never does. */
+	l->flags &= dir ? NACRE_LAYOUT_PACK : 0;
+	if (!l->flags)
+		l->pack_max = 0;
+	setstripe_build_pack(req, l);
 	if (req->sr_has_size)
 		l->stripe_size = req->sr_size;
 	if (req->sr_has_count)
@@ -476,6 +691,23 @@ static int setstripe_build(struct cli_ctx *ctx, const char *path, bool dir,
 	return 0;
 }
 
+/* An MDS from before packing may take the template and drop the flag:
+ * say so rather than report a success that packs nothing. */
+static int setstripe_check_packs(struct cli_ctx *ctx, const char *path,
+				 const struct cli_target *t)
+{
+	struct nacre_layout l;
+	int rc;
+
+	rc = nacre_getlayout_fid(t->tg_fs, &t->tg_fid, &l);
+	if (rc)
+		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	if (!stripe_packs(&l, true))
+		return cli_err(ctx, "%s: the MDS did not keep packing on (it may predate packing)",
+			       path);
+	return 0;
+}
+
 static int setstripe_apply(struct cli_ctx *ctx, const char *path,
 			   const struct stripe_req *req, struct cli_target *t)
 {
@@ -486,9 +718,14 @@ static int setstripe_apply(struct cli_ctx *ctx, const char *path,
 	rc = stripe_check_type(ctx, path, t);
 	if (rc)
 		return rc;
+	if (!dir && setstripe_wants_pack(req))
+		return setstripe_pack_not_dir(ctx, path);
 	rc = nacre_getlayout_fid(t->tg_fs, &t->tg_fid, &cur);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	if (stripe_is_packed(&cur, dir))
+		return cli_err(ctx, "%s: file is packed, its layout cannot change",
+			       path);
 	rc = setstripe_build(ctx, path, dir, req, &cur, &l);
 	if (rc)
 		return rc;
@@ -498,6 +735,8 @@ static int setstripe_apply(struct cli_ctx *ctx, const char *path,
 			       path);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	if (req->sr_pack)
+		return setstripe_check_packs(ctx, path, t);
 	return 0;
 }
 
@@ -531,6 +770,9 @@ int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv)
 		return rc;
 	path = argv[optind];
 	if (setstripe_is_missing(ctx, path)) {
+		/* What would be created is a file. */
+		if (setstripe_wants_pack(&req))
+			return setstripe_pack_not_dir(ctx, path);
 		rc = ctx->cx_mds ? setstripe_create_inside(ctx, path) :
 			setstripe_create_mounted(ctx, path);
 		if (rc)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # nacre end-to-end: the `nacre` command line tool against a live mount: df,
-# osts, getstripe, setstripe, and its exit codes and messages for bad input.
+# osts, getstripe, setstripe (packing included), pack stats, and its exit
+# codes and messages for bad input.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -278,5 +279,284 @@ test_11()
 	assert_eq "$(jget '(d["k"], d["m"])' <<< "$json")" "(2, 1)" "directory k and m afterwards"
 }
 run_test 11 "setstripe -E sets the erasure code new files inherit; bad codes exit 2" test_11
+
+# pack_json FILE: `nacre pack stats -v --json` of the mount, in FILE.
+pack_json()
+{
+	"$NACRE" pack stats -v --json "$MNT" > "$1"
+	cat "$1"
+}
+
+test_12()
+{
+	local out=$WORK/pack0.txt json
+	# Nothing was written into a pack directory yet.
+	"$NACRE" pack stats "$MNT" > "$out"
+	cat "$out"
+	grep -E '^packs:[[:space:]]+0$' "$out" > /dev/null
+	grep -E '^files:[[:space:]]+0$' "$out" > /dev/null
+	grep -E '^live:[[:space:]]+0$' "$out" > /dev/null
+	grep -E '^live_fraction:[[:space:]]+-$' "$out" > /dev/null
+	pack_json "$WORK/pack0.json"
+	json=$(cat "$WORK/pack0.json")
+	assert_eq "$(jget 'd["filesystem"]' <<< "$json")" "$FSNAME" "filesystem"
+	assert_eq "$(jget '(d["packs"], d["sealed"], d["open"], d["files"])' <<< "$json")" \
+		"(0, 0, 0, 0)" "packs, sealed, open, files"
+	assert_eq "$(jget '(d["size"], d["live"], d["dead"])' <<< "$json")" "(0, 0, 0)" "bytes"
+	assert_eq "$(jget 'd["live_fraction"]' <<< "$json")" "None" "live fraction of nothing"
+	assert_eq "$(jget 'd["pack_list"]' <<< "$json")" "[]" "pack list"
+	# -v: the header of the pack table, no rows.
+	"$NACRE" pack stats -v "$MNT" > "$out"
+	assert_eq "$(grep -c '^ *PACK ' "$out")" "1" "header of the pack table"
+	assert_eq "$(grep -cE '^ *[0-9]+ ' "$out")" "0" "pack rows"
+}
+run_test 12 "pack stats on a fresh filesystem shows no packs" test_12
+
+test_13()
+{
+	local json
+	mkdir "$MNT/pk"
+	"$NACRE" setstripe --pack --pack-max 256K -c 2 "$MNT/pk"
+	"$NACRE" getstripe "$MNT/pk" > "$WORK/pk.txt"
+	cat "$WORK/pk.txt"
+	grep -E '^stripe_count: 2 ' "$WORK/pk.txt" > /dev/null
+	grep -xF 'pack: on, pack_max 262144' "$WORK/pk.txt" > /dev/null
+	json=$("$NACRE" getstripe --json "$MNT/pk")
+	echo "$json"
+	assert_eq "$(jget '(d["pack"], d["pack_max"], d["stripe_count"])' <<< "$json")" \
+		"(True, 262144, 2)" "pack, pack_max, stripe_count"
+	# New subdirectories inherit the template, packing included.
+	mkdir "$MNT/pk/sub"
+	json=$("$NACRE" getstripe --json "$MNT/pk/sub")
+	assert_eq "$(jget '(d["pack"], d["pack_max"])' <<< "$json")" "(True, 262144)" \
+		"packing of a new subdirectory"
+	# Other options change their field only: packing stays on.
+	"$NACRE" setstripe -S 64K "$MNT/pk"
+	json=$("$NACRE" getstripe --json "$MNT/pk")
+	assert_eq "$(jget '(d["pack"], d["pack_max"], d["stripe_size"], d["stripe_count"])' <<< "$json")" \
+		"(True, 262144, 65536, 2)" "after setstripe -S"
+	# --pack alone keeps pack_max; --pack-max changes it.
+	"$NACRE" setstripe --pack "$MNT/pk"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/pk" | jget 'd["pack_max"]')" "262144" \
+		"pack_max after --pack"
+	json=$("$NACRE" setstripe --json --pack --pack-max 1M "$MNT/pk")
+	echo "$json"
+	assert_eq "$(jget '(d["pack"], d["pack_max"])' <<< "$json")" "(True, 1048576)" \
+		"setstripe --json --pack-max 1M"
+	# --no-pack turns it off, and nothing else; the subdirectory keeps its own.
+	"$NACRE" setstripe --no-pack "$MNT/pk"
+	json=$("$NACRE" getstripe --json "$MNT/pk")
+	echo "$json"
+	assert_eq "$(jget '(d["pack"], d["pack_max"], d["stripe_size"], d["stripe_count"])' <<< "$json")" \
+		"(False, None, 65536, 2)" "after --no-pack"
+	if "$NACRE" getstripe "$MNT/pk" | grep '^pack:'; then
+		_e2e_assert_failed "getstripe shows packing after --no-pack"
+	fi
+	assert_eq "$("$NACRE" getstripe --json "$MNT/pk/sub" | jget 'd["pack"]')" "true" \
+		"packing of the subdirectory"
+	# The root: the default of the whole filesystem, then off again.
+	"$NACRE" setstripe --pack "$MNT"
+	"$NACRE" getstripe "$MNT" | grep -xF 'pack: on, pack_max 1048576' > /dev/null
+	"$NACRE" setstripe --no-pack "$MNT"
+	assert_eq "$("$NACRE" getstripe --json "$MNT" | jget 'd["pack"]')" "false" \
+		"packing of the root after --no-pack"
+}
+run_test 13 "setstripe --pack on a directory; getstripe shows it; --no-pack" test_13
+
+# bad_setstripe STATUS ARGS...: setstripe ARGS exits STATUS with one line.
+bad_setstripe()
+{
+	local want=$1 rc
+	shift
+	rc=$(run_rc "$WORK/bad.out" "$WORK/bad.err" "$NACRE" setstripe "$@")
+	cat "$WORK/bad.err"
+	assert_eq "$rc" "$want" "exit status of setstripe $*"
+	assert_eq "$(wc -l < "$WORK/bad.err")" "1" "lines of the error of setstripe $*"
+}
+
+test_14()
+{
+	local arg want bad rc
+	mkdir "$MNT/pmax"
+	for arg in 1:1 4096:4096 64K:65536 64k:65536 2M:2097152 64M:67108864 \
+		67108864:67108864; do
+		want=${arg#*:}
+		arg=${arg%%:*}
+		"$NACRE" setstripe --pack --pack-max "$arg" "$MNT/pmax"
+		assert_eq "$("$NACRE" getstripe --json "$MNT/pmax" | jget 'd["pack_max"]')" \
+			"$want" "pack_max of --pack-max $arg"
+	done
+	"$NACRE" setstripe --pack --pack-max 128K "$MNT/pmax"
+	# 0 is refused rather than read as the default; so is more than 64M.
+	for bad in 0 0K 65M 67108865 1G 1T abc -1 1.5M 12x 4KB " 4K" ""; do
+		bad_setstripe 2 --pack --pack-max "$bad" "$MNT/pmax"
+		grep -F "invalid pack max" "$WORK/bad.err" > /dev/null
+	done
+	bad_setstripe 2 --pack-max 4K "$MNT/pmax"
+	grep -F -- "--pack-max goes with --pack" "$WORK/bad.err" > /dev/null
+	bad_setstripe 2 --pack --no-pack "$MNT/pmax"
+	bad_setstripe 2 --pack "--pack-max=" "$MNT/pmax"
+	bad_setstripe 2 --pack=yes "$MNT/pmax"
+	bad_setstripe 2 --pmax "$MNT/pmax"
+	bad_setstripe 2 --pack --pack-max
+	bad_setstripe 2 --pack
+	# The refused changes left the directory as it was.
+	assert_eq "$("$NACRE" getstripe --json "$MNT/pmax" | jget '(d["pack"], d["pack_max"])')" \
+		"(True, 131072)" "template after the refused changes"
+	# Only directories pack: an existing file is refused, a missing path is
+	# not created.
+	: > "$MNT/pmax-file"
+	bad_setstripe 2 --pack "$MNT/pmax-file"
+	grep -F "not a directory" "$WORK/bad.err" > /dev/null
+	bad_setstripe 2 --no-pack "$MNT/pmax-file"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/pmax-file" | jget '(d["packed"], d["stripe_count"])')" \
+		"(False, $N)" "layout of the file"
+	bad_setstripe 2 --pack "$MNT/pmax-new"
+	if [ -e "$MNT/pmax-new" ]; then
+		_e2e_assert_failed "setstripe --pack created a file"
+	fi
+	# The pack command group.
+	for bad in "" frob "stats -x" "stats a b" "stats --json=1"; do
+		# shellcheck disable=SC2086
+		rc=$(run_rc "$WORK/bad.out" "$WORK/bad.err" "$NACRE" pack $bad)
+		cat "$WORK/bad.err"
+		assert_eq "$rc" "2" "exit status of nacre pack $bad"
+		assert_eq "$(wc -l < "$WORK/bad.err")" "1" "lines of the error of nacre pack $bad"
+	done
+	rc=$(run_rc "$WORK/bad.out" "$WORK/bad.err" "$NACRE" pack stats /etc)
+	cat "$WORK/bad.err"
+	assert_eq "$rc" "1" "exit status of pack stats outside nacre"
+	grep "not on a nacre filesystem" "$WORK/bad.err" > /dev/null
+	"$NACRE" help pack | grep -F "usage: nacre pack stats" > /dev/null
+	"$NACRE" pack stats --help | grep -F -- "--verbose" > /dev/null
+	"$NACRE" --help | grep -E '^  pack ' > /dev/null
+}
+run_test 14 "--pack-max takes K/M sizes from 1 to 64M; bad packing arguments exit 2" test_14
+
+# pack_extent_cmp FILE JSON: the bytes of FILE are where the getstripe JSON
+# of a packed file says, in the objects of its pack (plain striping: chunk c
+# of the pack is on shard c % count, at (c / count) * stripe_size).
+pack_extent_cmp()
+{
+	python3 - "$1" "$2" "$CDIR" <<'PYEOF'
+import json, sys
+path, d, cdir = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+want = open(path, "rb").read()
+assert d["m"] == 0, "plain striping only: %r" % d
+seq, oid = (int(x, 16) for x in d["pack_fid"].strip("[]").split(":"))
+s, n = d["stripe_size"], len(d["shards"])
+got, off, left = b"", d["pack_offset"], d["pack_length"]
+while left:
+    c, within = divmod(off, s)
+    take = min(left, s - within)
+    obj = "%s/ost/%d/O/%02x/%016x:%016x" % (cdir, d["shards"][c % n]["ost"],
+                                          oid & 0xff, seq, oid)
+    with open(obj, "rb") as f:
+        f.seek((c // n) * s + within)
+        got += f.read(take)
+    off, left = off + take, left - take
+assert got == want, "the pack's bytes differ from %s" % path
+PYEOF
+}
+
+test_15()
+{
+	local json out=$WORK/pack50.txt total i
+	mkdir "$MNT/small" "$WORK/small"
+	"$NACRE" setstripe --pack "$MNT/small"
+	python3 - "$WORK/small" <<'PYEOF'
+import os, random, sys
+for i in range(50):
+    with open(os.path.join(sys.argv[1], "f%02d" % i), "wb") as f:
+        f.write(random.Random(i).randbytes(100 + i * 97))
+PYEOF
+	total=$(cat "$WORK"/small/* | wc -c)
+	cp "$WORK"/small/* "$MNT/small/"
+	sync
+	# A listing from the writing mount commits what it holds.
+	ls "$MNT/small" > /dev/null
+	pack_json "$WORK/pack50.json"
+	json=$(cat "$WORK/pack50.json")
+	assert_eq "$(jget 'd["packs"] >= 1' <<< "$json")" "true" "at least one pack"
+	assert_eq "$(jget 'd["files"]' <<< "$json")" "50" "files in packs"
+	assert_eq "$(jget 'd["live"]' <<< "$json")" "$total" "live bytes"
+	assert_eq "$(jget 'd["size"] == d["live"] + d["dead"]' <<< "$json")" "true" "size = live + dead"
+	assert_eq "$(jget 'any(p["files"] == 50 for p in d["pack_list"])' <<< "$json")" "true" \
+		"a pack with the 50 files"
+	assert_eq "$(jget 'len(d["pack_list"]) == d["packs"]' <<< "$json")" "true" "pack list"
+	assert_eq "$(jget 'd["sealed"] + d["open"] == d["packs"]' <<< "$json")" "true" "sealed + open"
+	"$NACRE" pack stats -v "$MNT" > "$out"
+	cat "$out"
+	grep -E '^files:[[:space:]]+50$' "$out" > /dev/null
+	grep -E "^live:[[:space:]]+$total\$" "$out" > /dev/null
+	assert_eq "$(awk '$1 ~ /^[0-9]+$/ && $5 == 50' "$out" | wc -l)" "1" "pack row with 50 files"
+	# getstripe of a packed file: its pack and extent, the pack's objects.
+	"$NACRE" getstripe "$MNT/small/f07" > "$WORK/f07.txt"
+	cat "$WORK/f07.txt"
+	grep -E "^lmm_packed:[[:space:]]+pack [0-9]+ offset [0-9]+ length $((100 + 7 * 97))\$" \
+		"$WORK/f07.txt" > /dev/null
+	json=$("$NACRE" getstripe --json "$MNT/small/f07")
+	echo "$json"
+	assert_eq "$(jget 'd["packed"]' <<< "$json")" "true" "packed"
+	assert_eq "$(jget 'd["pack_length"]' <<< "$json")" "$((100 + 7 * 97))" "pack_length"
+	assert_eq "$(jget 'len(d["shards"]) > 0' <<< "$json")" "true" "the pack's shards"
+	assert_eq "$(jget 'd["pack_id"]' <<< "$json")" \
+		"$(jget '[p["id"] for p in d["pack_list"] if p["files"] == 50][0]' < "$WORK/pack50.json")" \
+		"pack id of getstripe and pack stats"
+	pack_extent_cmp "$WORK/small/f07" "$json"
+	for i in 00 13 49; do
+		cmp "$WORK/small/f$i" "$MNT/small/f$i"
+	done
+	# A packed file's layout cannot be set.
+	bad_setstripe 1 -c 1 "$MNT/small/f07"
+	grep -F "file is packed" "$WORK/bad.err" > /dev/null
+	# A file setstripe creates in a pack directory gets objects of its own.
+	"$NACRE" setstripe -c 1 "$MNT/small/own"
+	json=$("$NACRE" getstripe --json "$MNT/small/own")
+	assert_eq "$(jget '(d["packed"], d["stripe_count"], len(d["shards"]))' <<< "$json")" \
+		"(False, 1, 1)" "layout of a file setstripe created in a pack directory"
+	mkdata "$WORK/own" 3000 15
+	cp "$WORK/own" "$MNT/small/own"
+	cmp "$WORK/own" "$MNT/small/own"
+	cmp "$WORK/own" "$(ost_object_path "$(jget 'd["shards"][0]["ost"]' <<< "$json")" \
+		"$(jget 'd["fid"]' <<< "$json")")"
+}
+run_test 15 "50 small files in a pack directory: pack stats and getstripe show the pack" test_15
+
+# lim_new_is_plain: creates $MNT/lim/afterN (N = ++LIM_N), true when it is
+# not packed.
+lim_new_is_plain()
+{
+	LIM_N=$((LIM_N + 1))
+	cp "$WORK/lim-small" "$MNT/lim/after$LIM_N"
+	ls "$MNT/lim" > /dev/null
+	[ "$("$NACRE" getstripe --json "$MNT/lim/after$LIM_N" | jget 'd["packed"]')" = "false" ]
+}
+
+test_16()
+{
+	mkdir "$MNT/lim"
+	"$NACRE" setstripe --pack --pack-max 4K "$MNT/lim"
+	mkdata "$WORK/lim-small" 3000 161
+	mkdata "$WORK/lim-big" 6000 162
+	cp "$WORK/lim-small" "$MNT/lim/small"
+	cp "$WORK/lim-big" "$MNT/lim/big"
+	ls "$MNT/lim" > /dev/null
+	assert_eq "$("$NACRE" getstripe --json "$MNT/lim/small" | jget 'd["packed"]')" "true" \
+		"a file below pack_max"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/lim/big" | jget 'd["packed"]')" "false" \
+		"a file above pack_max"
+	# Packing off again: new files get objects of their own, once the
+	# mount, which created files here a moment ago, looks at the directory's
+	# template again (it keeps it up to 10 s).
+	"$NACRE" setstripe --no-pack "$MNT/lim"
+	LIM_N=0
+	wait_until 15 lim_new_is_plain || _e2e_assert_failed "files created after --no-pack are still packed"
+	echo "the mount stopped packing after $LIM_N new files"
+	cmp "$WORK/lim-small" "$MNT/lim/small"
+	cmp "$WORK/lim-big" "$MNT/lim/big"
+	cmp "$WORK/lim-small" "$MNT/lim/after$LIM_N"
+}
+run_test 16 "files above --pack-max, or created after --no-pack, are not packed" test_16
 
 finish

@@ -44,14 +44,6 @@ struct nc_cconn {
 	int cc_npending;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- waits ---- */
 
 void nc_wait_init(struct nc_wait *w)
@@ -324,7 +316,7 @@ static void *rx_main(void *arg)
 			break;
 		}
 		pthread_mutex_lock(&cc->cc_lock);
-		list = pending_take_all(cc, now_ms());
+		list = pending_take_all(cc, nc_now_ms());
 		pthread_mutex_unlock(&cc->cc_lock);
 		complete_list(list, -ETIMEDOUT);
 		if (pr <= 0)
@@ -569,7 +561,7 @@ int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call)
 		goto out_unwait;
 	}
 	call->c_reqid = cc->cc_next_reqid++;
-	call->c_deadline_ms = now_ms() + (call->c_timeout_ms > 0 ? call->c_timeout_ms
+	call->c_deadline_ms = nc_now_ms() + (call->c_timeout_ms > 0 ? call->c_timeout_ms
 								  : cc->cc_opts.co_timeout_ms);
 	pending_add(cc, call);
 	pthread_mutex_unlock(&cc->cc_lock);
@@ -611,7 +603,7 @@ static bool err_is_transient(int rc)
 
 int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
 {
-	int64_t deadline = now_ms() + cc->cc_opts.co_retry_ms;
+	int64_t deadline = nc_now_ms() + cc->cc_opts.co_retry_ms;
 	struct nc_wait w;
 	int rc, delay = 50;
 
@@ -629,7 +621,7 @@ int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
 		} else if (!err_is_transient(rc)) {
 			break;
 		}
-		if (now_ms() + delay > deadline)
+		if (nc_now_ms() + delay > deadline)
 			break;
 		usleep((useconds_t)delay * 1000);
 		if (delay < 1000)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "common/types.h"
 
@@ -59,4 +61,50 @@ int nc_fid_from_str(const char *s, struct nc_fid *fid)
 	    parse_hex64(colon + 1, len - (size_t)(colon - s) - 1, &fid->f_oid))
 		return -EINVAL;
 	return 0;
+}
+
+int64_t nc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool nc_cred_in_group(const struct nc_cred *c, uint32_t gid)
+{
+	uint32_t n = c->c_ngroups;
+
+	if (n > NC_MAX_GROUPS)
+		n = NC_MAX_GROUPS;
+
+	if (c->c_gid == gid)
+		return true;
+	for (uint32_t i = 0; i < n; i++)
+		if (c->c_groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * The owner class, else the group class, else others; root passes read and
+ * write always and search on directories, but executes a file only when
+ * some x bit is set.
+ */
+int nc_permission(const struct nc_attr *a, const struct nc_cred *c, unsigned int want)
+{
+	unsigned int bits;
+
+	if (c->c_uid == 0) {
+		if (!(want & NC_MAY_EXEC) || S_ISDIR(a->a_mode) || (a->a_mode & 0111))
+			return 0;
+		return -EACCES;
+	}
+	if (c->c_uid == a->a_uid)
+		bits = (a->a_mode >> 6) & 7;
+	else if (nc_cred_in_group(c, a->a_gid))
+		bits = (a->a_mode >> 3) & 7;
+	else
+		bits = a->a_mode & 7;
+	return (bits & want) == want ? 0 : -EACCES;
 }

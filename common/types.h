@@ -172,4 +172,16 @@ struct nc_statfs {
 #define NC_SA_MTIME_NOW 0x080u
 #define NC_SA_CTIME 0x100u
 
+/* Milliseconds of CLOCK_MONOTONIC: for timeouts and expiry. */
+int64_t nc_now_ms(void);
+
+/* Access checks against mode bits (the MDS decides; a client may check
+ * first to fail early). */
+#define NC_MAY_READ 4u
+#define NC_MAY_WRITE 2u
+#define NC_MAY_EXEC 1u
+bool nc_cred_in_group(const struct nc_cred *c, uint32_t gid);
+/* generic_permission() as Linux does it: 0 or -EACCES. */
+int nc_permission(const struct nc_attr *a, const struct nc_cred *c, unsigned int want);
+
 #endif

@@ -152,17 +152,18 @@ bool cl_pend_gone(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layo
 int cl_pack_unpack(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layout,
 		   struct nc_attr *attr);
 int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-		     uint64_t size, struct nc_attr *attr);
+		     const struct nc_attr *cur, const struct nc_layout *cur_layout, uint64_t size,
+		     struct nc_attr *attr);
 ssize_t cl_pack_read(struct nacre_fs *fs, const struct nc_layout *layout, void *buf, size_t len,
 		     uint64_t off);
 struct nc_pack_switch;
 int cl_pack_switch_rpc(struct nacre_fs *fs, struct nc_pack_switch *sw, struct nc_attr *attr);
 int cl_pack_switch_rpc_layout(struct nacre_fs *fs, struct nc_pack_switch *sw,
 			      struct nc_attr *attr, struct nc_layout *layout);
-int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
 
 /* md.c */
 int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr);
+int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
 int cl_md_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout);
 int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,

@@ -257,13 +257,10 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	struct nc_attr cur;
 	int rc;
 
-	/* Small files are cut in a pack's way. */
-	rc = cl_pack_truncate(fs, cred, fid, size, attr);
-	if (rc <= 0) {
-		if (!rc)
-			cl_file_size_set(fs, fid, attr->a_size);
-		return rc;
-	}
+	/* A small file held here is cut in memory. */
+	rc = cl_pack_truncate(fs, cred, fid, NULL, NULL, size, attr);
+	if (rc <= 0)
+		goto out_packed;
 	/* Data gathered by handles here must not land past the new end. */
 	rc = cl_flush_fid(fs, fid);
 	if (rc)
@@ -274,6 +271,16 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		return rc;
 	if (!S_ISREG(cur.a_mode))
 		return -EINVAL;
+	if (layout.l_flags & NC_LAYOUT_PACKED) {
+		/* Cut in a pack's way; past pack_max it gets objects of its own,
+		 * which are cut below. */
+		rc = cl_pack_truncate(fs, cred, fid, &cur, &layout, size, attr);
+		if (rc <= 0)
+			goto out_packed;
+		rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
+		if (rc)
+			return rc;
+	}
 	if (layout.l_stripe_count && !layout.l_m) {
 		rc = cl_io_objects(fs, fid, &layout, NC_OP_OBJ_TRUNC,
 				   size < cur.a_size ? size : cur.a_size, NULL);
@@ -285,6 +292,7 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 			return rc;
 	}
 	rc = cl_md_setattr(fs, &sa, attr);
+out_packed:
 	if (!rc)
 		cl_file_size_set(fs, fid, attr->a_size);
 	return rc;
@@ -668,24 +676,36 @@ NACRE_API int nacre_removexattr_fid(struct nacre_fs *fs, const struct nacre_cred
 
 /* ---- layouts ---- */
 
-NACRE_API int nacre_getlayout_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
-				  struct nacre_layout *layout)
+int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
 {
-	struct nc_fid_req m = { .fr_cred = fs->fs_cred };
+	struct nc_fid_req m = { .fr_cred = fs->fs_cred, .fr_fid = *fid };
 	struct nc_layout_msg *rep = calloc(1, sizeof(*rep));
 	struct nc_call call;
 	int rc;
 
 	if (!rep)
 		return -ENOMEM;
-	fid_in(fid, &m.fr_fid);
 	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_GETLAYOUT, (nc_xdr_fn)nc_wire_fid_req, &m,
 			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
 	if (!rc) {
 		nc_call_fini(&call);
-		cl_layout_to_public(&rep->sl_layout, layout);
+		*l = rep->sl_layout;
 	}
 	free(rep);
+	return rc;
+}
+
+NACRE_API int nacre_getlayout_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
+				  struct nacre_layout *layout)
+{
+	struct nc_layout l;
+	struct nc_fid f;
+	int rc;
+
+	fid_in(fid, &f);
+	rc = cl_md_getlayout(fs, &f, &l);
+	if (!rc)
+		cl_layout_to_public(&l, layout);
 	return rc;
 }
 

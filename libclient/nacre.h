@@ -101,6 +101,8 @@ struct nacre_layout {
  * whose layout is the rest of the structure. */
 #define NACRE_LAYOUT_PACKED 0x4u
 #define NACRE_PACK_MAX_DEFAULT (1024u * 1024)
+/** The objects of pack N are those of FID (NACRE_PACK_FID_SEQ, N). */
+#define NACRE_PACK_FID_SEQ 2
 
 /** One pack (nacre_pack_list()). */
 struct nacre_pack_info {

@@ -44,14 +44,6 @@ struct cl_ncache {
 	struct nce *n_oldest, *n_newest;
 };
 
-static int64_t nce_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* FNV-1a over the bytes given. */
 static uint64_t nce_fnv(uint64_t h, const void *p, size_t n)
 {
@@ -169,7 +161,7 @@ bool cl_ncache_get(struct cl_ncache *n, const struct nc_cred *cred, const struct
 	ch = nce_cred_hash(cred);
 	pthread_mutex_lock(&n->n_lock);
 	e = nce_find(n, parent, name, ch);
-	if (e && e->e_expires_ms > nce_now_ms()) {
+	if (e && e->e_expires_ms > nc_now_ms()) {
 		*attr = e->e_attr;
 		hit = true;
 	} else if (e) {
@@ -205,7 +197,7 @@ void cl_ncache_put(struct cl_ncache *n, const struct nc_cred *cred, const struct
 	e->e_parent = *parent;
 	e->e_cred = ch;
 	e->e_attr = *attr;
-	e->e_expires_ms = nce_now_ms() + n->n_ttl_ms;
+	e->e_expires_ms = nc_now_ms() + n->n_ttl_ms;
 	b = nce_name_bucket(parent, name);
 	e->e_hnext = n->n_byname[b];
 	n->n_byname[b] = e;

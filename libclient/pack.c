@@ -104,14 +104,6 @@ struct cl_packer {
 	struct pk_dir k_dirs[PK_DIRS];
 };
 
-static int64_t pk_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void pk_now(struct nc_timespec *t)
 {
 	struct timespec ts;
@@ -120,6 +112,8 @@ static void pk_now(struct nc_timespec *t)
 	t->t_sec = ts.tv_sec;
 	t->t_nsec = (uint32_t)ts.tv_nsec;
 }
+
+_Static_assert(NACRE_PACK_FID_SEQ == NC_PACK_FID_SEQ, "one pack FID sequence");
 
 static struct nc_fid pk_pack_fid(uint64_t id)
 {
@@ -480,8 +474,6 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 	return rc;
 }
 
-static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p);
-
 /* Writes what is placed and commits it (k_lock held). */
 static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 {
@@ -501,9 +493,10 @@ static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 		k->k_base = k->k_next;
 		k->k_len = 0;
 		k->k_nplaced = 0;
+		/* A commit that failed: those files are placed again (in the
+		 * next buffer) at the next flush. */
 		for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
 			if (p->p_placed) {
-				/* A conflict rename: placed again below. */
 				p->p_placed = false;
 				p->p_dirty = true;
 			}
@@ -555,7 +548,7 @@ static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_p
 	p->p_off = pos;
 	p->p_placed = true;
 	if (k->k_nplaced++ == 0)
-		k->k_oldest_ms = pk_now_ms();
+		k->k_oldest_ms = nc_now_ms();
 	return 0;
 }
 
@@ -574,23 +567,6 @@ static int pk_sync_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 	}
 	if (!rc)
 		rc = pk_flush_locked(fs, k, seal);
-	/* A conflict rename leaves pends to place once more. */
-	for (int again = 0; !rc && again < 2; again++) {
-		bool any = false;
-
-		for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
-			if (p->p_dirty && !p->p_placed) {
-				rc = pk_place_locked(fs, k, p);
-				if (rc)
-					break;
-				any = true;
-			}
-		}
-		if (!any)
-			break;
-		if (!rc)
-			rc = pk_flush_locked(fs, k, false);
-	}
 	return rc;
 }
 
@@ -637,9 +613,9 @@ static void *pk_flusher(void *arg)
 	while (!k->k_stop) {
 		struct timespec ts;
 		int64_t due = k->k_nplaced ? k->k_oldest_ms + k->k_flush_ms :
-					     pk_now_ms() + k->k_flush_ms;
+					     nc_now_ms() + k->k_flush_ms;
 
-		if (k->k_nplaced && pk_now_ms() >= due) {
+		if (k->k_nplaced && nc_now_ms() >= due) {
 			int rc = pk_flush_locked(fs, k, false);
 
 			if (rc && !k->k_err)
@@ -725,9 +701,8 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 		       uint32_t *pack_max, struct nc_attr *attr)
 {
 	struct pk_dir *d = &k->k_dirs[(dir->f_oid * 0x9e3779b97f4a7c15ull) >> 58];
-	int64_t now = pk_now_ms();
-	struct nacre_layout l;
-	struct nacre_fid pf = { dir->f_seq, dir->f_oid };
+	int64_t now = nc_now_ms();
+	struct nc_layout l;
 	int rc;
 
 	if (d->d_expires > now && nc_fid_eq(&d->d_fid, dir)) {
@@ -738,14 +713,14 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 	pthread_mutex_unlock(&k->k_lock);
 	rc = cl_md_getattr(fs, dir, attr);
 	if (!rc)
-		rc = nacre_getlayout_fid(fs, &pf, &l);
+		rc = cl_md_getlayout(fs, dir, &l);
 	pthread_mutex_lock(&k->k_lock);
 	if (rc)
 		return rc;
 	d->d_fid = *dir;
 	d->d_attr = *attr;
-	d->d_pack_max = (l.flags & NACRE_LAYOUT_PACK) ? (l.pack_max ? l.pack_max :
-								NC_PACK_MAX_DEFAULT) : 0;
+	d->d_pack_max = (l.l_flags & NC_LAYOUT_PACK) ?
+			 (l.l_pack_max ? l.l_pack_max : NC_PACK_MAX_DEFAULT) : 0;
 	if (k->k_all && !d->d_pack_max)
 		d->d_pack_max = k->k_all_max;
 	d->d_expires = now + PK_DIR_TTL_MS;
@@ -764,26 +739,6 @@ void cl_pack_dir_changed(struct nacre_fs *fs, const struct nc_fid *dir)
 		if (nc_fid_eq(&k->k_dirs[i].d_fid, dir))
 			k->k_dirs[i].d_expires = 0;
 	pthread_mutex_unlock(&k->k_lock);
-}
-
-/* May @c create in a directory with attributes @a?  (The MDS checks again
- * at commit; this keeps a commit from failing for a reason known now.) */
-static int pk_may_create(const struct nc_attr *a, const struct nc_cred *c)
-{
-	uint32_t bits;
-
-	if (c->c_uid == 0)
-		return 0;
-	if (c->c_uid == a->a_uid) {
-		bits = (a->a_mode >> 6) & 7;
-	} else {
-		bool in = c->c_gid == a->a_gid;
-
-		for (uint32_t i = 0; !in && i < c->c_ngroups && i < NC_MAX_GROUPS; i++)
-			in = c->c_groups[i] == a->a_gid;
-		bits = in ? (a->a_mode >> 3) & 7 : a->a_mode & 7;
-	}
-	return (bits & 3) == 3 ? 0 : -EACCES;
 }
 
 /* ---- creating ---- */
@@ -814,7 +769,9 @@ int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct
 	pthread_mutex_unlock(&k->k_lock);
 	if (p)
 		return (flags & O_EXCL) ? -EEXIST : 1;
-	rc = pk_may_create(&dattr, cred);
+	/* The MDS checks again at commit; this keeps a commit from failing
+	 * for a reason known now. */
+	rc = nc_permission(&dattr, cred, NC_MAY_WRITE | NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	/* The name must be free on the MDS (a read, no commit). */
@@ -1246,29 +1203,28 @@ out:
 
 /*
  * Truncation of a small file: a pend here is cut in memory, a committed
- * packed file is loaded, cut and committed at once.  1 when the file is not
+ * packed file (@cur and @cur_layout as OPEN returned them; NULL: look for a
+ * pend only) is loaded, cut and committed at once.  1 when the file is not
  * (or, past pack_max, no longer) packed: the caller truncates its objects.
  */
 int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-		     uint64_t size, struct nc_attr *attr)
+		     const struct nc_attr *cur, const struct nc_layout *cur_layout, uint64_t size,
+		     struct nc_attr *attr)
 {
 	struct cl_packer *k = fs->fs_pk;
 	struct nc_layout layout;
-	struct nc_attr cur;
+	struct nc_attr pattr;
 	struct cl_pend *p;
 	uint64_t n;
 	int rc;
 
 	if (!k)
 		return 1;
-	p = cl_pack_open_pend(fs, fid, &cur);
+	p = cl_pack_open_pend(fs, fid, &pattr);
 	if (!p) {
-		rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
-		if (rc)
-			return rc;
-		if (!(layout.l_flags & NC_LAYOUT_PACKED))
+		if (!cur || !(cur_layout->l_flags & NC_LAYOUT_PACKED))
 			return 1;
-		rc = cl_pack_open_rewrite(fs, cred, &cur, &layout, false, &p);
+		rc = cl_pack_open_rewrite(fs, cred, cur, cur_layout, false, &p);
 		if (rc)
 			return rc;
 	}
@@ -1334,25 +1290,6 @@ int cl_pack_switch_rpc_layout(struct nacre_fs *fs, struct nc_pack_switch *sw,
 int cl_pack_switch_rpc(struct nacre_fs *fs, struct nc_pack_switch *sw, struct nc_attr *attr)
 {
 	return cl_pack_switch_rpc_layout(fs, sw, attr, NULL);
-}
-
-int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
-{
-	struct nc_fid_req m = { .fr_cred = fs->fs_cred, .fr_fid = *fid };
-	struct nc_layout_msg *rep = calloc(1, sizeof(*rep));
-	struct nc_call call;
-	int rc;
-
-	if (!rep)
-		return -ENOMEM;
-	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_GETLAYOUT, (nc_xdr_fn)nc_wire_fid_req, &m,
-			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
-	if (!rc) {
-		nc_call_fini(&call);
-		*l = rep->sl_layout;
-	}
-	free(rep);
-	return rc;
 }
 
 /* ---- moving files into packs: conversion and compaction ---- */

@@ -135,7 +135,7 @@ static bool rm_one_piece(const struct nc_attr_rep *rep, uint32_t len, struct nc_
 }
 
 /* Reads what it can of @w's entries; those it cannot go to @slow. */
-static int rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
+static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		     struct nacre_read_req **slow, size_t *nslow)
 {
 	struct nc_call call;
@@ -156,7 +156,7 @@ static int rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		/* A server without it, or a failure: the slow path for all. */
 		for (uint32_t i = 0; i < n; i++)
 			slow[(*nslow)++] = w->w_req[i];
-		return 0;
+		return;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct nacre_read_req *r = w->w_req[i];
@@ -218,7 +218,6 @@ static int rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		r->result = w->w_want[j];
 	}
 	cl_pieces_fini(w->w_pieces, (int)np);
-	return 0;
 }
 
 NACRE_API int nacre_read_many(struct nacre_fs *fs, struct nacre_read_req *reqs, size_t n,

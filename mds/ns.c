@@ -308,7 +308,7 @@ int mds_ns_lookup(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = ns_dir_get(txn, parent, in);
 	if (rc)
 		goto out_abort;
-	rc = ns_permission(&in->in_attr, cred, NS_MAY_EXEC);
+	rc = nc_permission(&in->in_attr, cred, NC_MAY_EXEC);
 	if (rc)
 		goto out_abort;
 	rc = ns_dirent_get(txn, parent, name, &d);
@@ -378,7 +378,7 @@ static int ns_setattr_check(const struct ns_inode *in,
 			return -EISDIR;
 		if (!S_ISREG(a->a_mode))
 			return -EINVAL;
-		rc = ns_permission(a, c, NS_MAY_WRITE);
+		rc = nc_permission(a, c, NC_MAY_WRITE);
 		if (rc)
 			return rc;
 	}
@@ -387,14 +387,14 @@ static int ns_setattr_check(const struct ns_inode *in,
 		return -EPERM;
 	if ((v & NC_SA_GID) && c->c_uid != 0 &&
 	    (c->c_uid != a->a_uid ||
-	     (sa->sa_gid != a->a_gid && !ns_in_group(c, sa->sa_gid))))
+	     (sa->sa_gid != a->a_gid && !nc_cred_in_group(c, sa->sa_gid))))
 		return -EPERM;
 	if ((v & NC_SA_MODE) && !ns_is_owner(a, c))
 		return -EPERM;
 	if ((v & (NC_SA_ATIME | NC_SA_MTIME)) && !ns_is_owner(a, c))
 		return -EPERM;
 	if ((v & (NC_SA_ATIME_NOW | NC_SA_MTIME_NOW)) && !ns_is_owner(a, c) &&
-	    ns_permission(a, c, NS_MAY_WRITE))
+	    nc_permission(a, c, NC_MAY_WRITE))
 		return -EACCES;
 	return 0;
 }
@@ -421,7 +421,7 @@ static void ns_setattr_apply(struct ns_inode *in,
 		a->a_mode = (a->a_mode & S_IFMT) | (sa->sa_mode & 07777);
 		gid = a->a_gid;
 		/* As Linux: setgid stays only for a member of the group. */
-		if (c->c_uid != 0 && !ns_in_group(c, gid))
+		if (c->c_uid != 0 && !nc_cred_in_group(c, gid))
 			a->a_mode &= ~(uint32_t)S_ISGID;
 	}
 	if (v & NC_SA_SIZE) {
@@ -555,7 +555,7 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 	rc = ns_dir_get(txn, &cq->cq_parent, p);
 	if (rc)
 		return rc;
-	rc = ns_permission(&p->in_attr, cred, NS_MAY_EXEC);
+	rc = nc_permission(&p->in_attr, cred, NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	if ((cq->cq_flags & NC_CREATE_PACKED) &&
@@ -570,7 +570,7 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		return ns_create_existing(txn, cq, type, &d, in);
 	if (rc != -ENOENT)
 		return rc;
-	rc = ns_permission(&p->in_attr, cred, NS_MAY_WRITE | NS_MAY_EXEC);
+	rc = nc_permission(&p->in_attr, cred, NC_MAY_WRITE | NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	if (type == S_IFDIR && p->in_attr.a_nlink >= NS_LINK_MAX)
@@ -597,7 +597,7 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		in->in_attr.a_gid = cred->c_gid;
 	}
 	if (type != S_IFDIR && (in->in_attr.a_mode & S_ISGID) &&
-	    cred->c_uid != 0 && !ns_in_group(cred, in->in_attr.a_gid))
+	    cred->c_uid != 0 && !nc_cred_in_group(cred, in->in_attr.a_gid))
 		in->in_attr.a_mode &= ~(uint32_t)S_ISGID;
 	in->in_attr.a_nlink = type == S_IFDIR ? 2 : 1;
 	if (type == S_IFCHR || type == S_IFBLK)
@@ -709,7 +709,7 @@ static int ns_link_txn(struct mds_txn *txn, const struct nc_cred *cred,
 	rc = ns_dir_get(txn, newparent, p);
 	if (rc)
 		return rc;
-	rc = ns_permission(&p->in_attr, cred, NS_MAY_EXEC);
+	rc = nc_permission(&p->in_attr, cred, NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	rc = ns_dirent_get(txn, newparent, newname, &d);
@@ -717,7 +717,7 @@ static int ns_link_txn(struct mds_txn *txn, const struct nc_cred *cred,
 		return -EEXIST;
 	if (rc != -ENOENT)
 		return rc;
-	rc = ns_permission(&p->in_attr, cred, NS_MAY_WRITE | NS_MAY_EXEC);
+	rc = nc_permission(&p->in_attr, cred, NC_MAY_WRITE | NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	if (in->in_attr.a_nlink >= NS_LINK_MAX)
@@ -776,13 +776,13 @@ static int ns_unlink_txn(struct mds_txn *txn, const struct nc_cred *cred,
 	rc = ns_dir_get(txn, parent, p);
 	if (rc)
 		return rc;
-	rc = ns_permission(&p->in_attr, cred, NS_MAY_EXEC);
+	rc = nc_permission(&p->in_attr, cred, NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	rc = ns_dirent_get(txn, parent, name, &d);
 	if (rc)
 		return rc;
-	rc = ns_permission(&p->in_attr, cred, NS_MAY_WRITE | NS_MAY_EXEC);
+	rc = nc_permission(&p->in_attr, cred, NC_MAY_WRITE | NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	rc = ns_inode_get_child(txn, &d.d_fid, in);
@@ -886,7 +886,7 @@ static int ns_rename_dir_move(struct mds_txn *txn, const struct nc_cred *cred,
 			      struct ns_inode *moved,
 			      const struct nc_fid *dest, struct ns_inode *tmp)
 {
-	int rc = ns_permission(&moved->in_attr, cred, NS_MAY_WRITE);
+	int rc = nc_permission(&moved->in_attr, cred, NC_MAY_WRITE);
 
 	if (rc)
 		return rc;
@@ -1038,10 +1038,10 @@ static int ns_rename_txn(struct mds_txn *txn, const struct nc_rename_req *rn,
 			return rc;
 	}
 	/* Search permission finds the names; changing them needs write. */
-	rc = ns_permission(&op->in_attr, cred, NS_MAY_EXEC);
+	rc = nc_permission(&op->in_attr, cred, NC_MAY_EXEC);
 	if (rc)
 		return rc;
-	rc = ns_permission(&np->in_attr, cred, NS_MAY_EXEC);
+	rc = nc_permission(&np->in_attr, cred, NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	rc = ns_dirent_get(txn, &rn->rn_oldparent, rn->rn_oldname, &sd);
@@ -1051,10 +1051,10 @@ static int ns_rename_txn(struct mds_txn *txn, const struct nc_rename_req *rn,
 	if (rc && rc != -ENOENT)
 		return rc;
 	have_tgt = rc == 0;
-	rc = ns_permission(&op->in_attr, cred, NS_MAY_WRITE | NS_MAY_EXEC);
+	rc = nc_permission(&op->in_attr, cred, NC_MAY_WRITE | NC_MAY_EXEC);
 	if (rc)
 		return rc;
-	rc = ns_permission(&np->in_attr, cred, NS_MAY_WRITE | NS_MAY_EXEC);
+	rc = nc_permission(&np->in_attr, cred, NC_MAY_WRITE | NC_MAY_EXEC);
 	if (rc)
 		return rc;
 	if (exchange && !have_tgt)
@@ -1170,7 +1170,7 @@ static int ns_readdir_txn(struct mds_txn *txn, const struct nc_cred *cred,
 		return -ENOMEM;
 	rc = ns_dir_get(txn, dir, in);
 	if (rc == 0)
-		rc = ns_permission(&in->in_attr, cred, NS_MAY_READ);
+		rc = nc_permission(&in->in_attr, cred, NC_MAY_READ);
 	free(in);
 	if (rc)
 		return rc;
@@ -1273,10 +1273,10 @@ int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 		goto out_free;
 	}
 	if (flags & NC_OPEN_READ)
-		want |= NS_MAY_READ;
+		want |= NC_MAY_READ;
 	if (flags & (NC_OPEN_WRITE | NC_OPEN_TRUNC))
-		want |= NS_MAY_WRITE;
-	rc = ns_permission(&in->in_attr, cred, want);
+		want |= NC_MAY_WRITE;
+	rc = nc_permission(&in->in_attr, cred, want);
 	if (rc)
 		goto out_free;
 	if (attr)

@@ -161,70 +161,33 @@ int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost)
  */
 static int ns_stale_ost_txn(struct mds_txn *txn, uint32_t idx, uint64_t *marked)
 {
-	struct nc_fid *fids = NULL;
-	size_t n = 0, cap = 0;
-	struct mds_cursor *c;
-	const void *k, *v;
-	size_t kl, vl;
 	struct ns_inode *in;
+	uint8_t *keys;
+	size_t n;
 	int rc;
 
-	rc = mds_db_cursor_open(txn, MDS_T_INODES, &c);
+	rc = ns_table_keys(txn, MDS_T_INODES, NS_FID_KEY, &keys, &n);
 	if (rc)
 		return rc;
-	rc = mds_db_cursor_seek(c, NULL, 0, &k, &kl, &v, &vl);
-	while (rc == 0) {
-		if (kl == NS_FID_KEY) {
-			if (n == cap) {
-				struct nc_fid *nf = realloc(fids, (cap ? cap * 2 : 256) * sizeof(*nf));
-
-				if (!nf) {
-					rc = -ENOMEM;
-					break;
-				}
-				fids = nf;
-				cap = cap ? cap * 2 : 256;
-			}
-			fids[n].f_seq = ns_get_be64(k);
-			fids[n].f_oid = ns_get_be64((const uint8_t *)k + 8);
-			n++;
-		}
-		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
-	}
-	mds_db_cursor_close(c);
-	if (rc != -ENOENT)
-		goto out;
-	rc = 0;
 	in = malloc(sizeof(*in));
 	if (!in) {
-		rc = -ENOMEM;
-		goto out;
+		free(keys);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; !rc && i < n; i++) {
-		bool changed = false;
+		struct nc_fid fid = { ns_get_be64(keys + i * NS_FID_KEY),
+				      ns_get_be64(keys + i * NS_FID_KEY + 8) };
 
-		rc = ns_inode_get(txn, &fids[i], in);
+		rc = ns_inode_get(txn, &fid, in);
 		if (rc)
 			break;
-		if (!ns_is_reg(in) || !in->in_layout.l_m)
+		if (!ns_is_reg(in) || !ns_layout_stale_ost(&in->in_layout, idx))
 			continue;
-		for (uint32_t s = 0; s < in->in_layout.l_stripe_count; s++) {
-			struct nc_layout_shard *ls = &in->in_layout.l_shards[s];
-
-			if (ls->ls_ost == idx && !(ls->ls_flags & NC_SHARD_STALE)) {
-				ls->ls_flags |= NC_SHARD_STALE;
-				changed = true;
-			}
-		}
-		if (changed) {
-			in->in_layout.l_gen++;
-			rc = ns_inode_put(txn, in, false);
-			(*marked)++;
-		}
+		rc = ns_inode_put(txn, in, false);
+		(*marked)++;
 	}
 	free(in);
-out:
-	free(fids);
+	free(keys);
 	return rc;
 }
 

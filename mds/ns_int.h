@@ -43,9 +43,6 @@
 #define NS_XATTR_KEY_MAX (NS_FID_KEY + NC_XATTR_NAME_MAX)
 #define NS_LINK_MAX 65000u      /* as ext4 */
 #define NS_MAX_DEPTH (1u << 20) /* bounds the parent walk on a corrupt tree */
-#define NS_MAY_READ 4u
-#define NS_MAY_WRITE 2u
-#define NS_MAY_EXEC 1u
 #define NS_MAX_EC_K 16u
 #define NS_MAX_EC_M 4u
 
@@ -99,10 +96,7 @@ int ns_end(struct mds_txn *txn, int rc);
 int ns_name_check(const char *name);
 bool ns_is_dir(const struct ns_inode *in);
 bool ns_is_reg(const struct ns_inode *in);
-bool ns_in_group(const struct nc_cred *c, uint32_t gid);
 bool ns_is_owner(const struct nc_attr *a, const struct nc_cred *c);
-int ns_permission(const struct nc_attr *a, const struct nc_cred *c,
-		  unsigned int want);
 void ns_set_blocks(struct nc_attr *a);
 int ns_inode_get(struct mds_txn *txn, const struct nc_fid *fid,
 		 struct ns_inode *in);
@@ -124,6 +118,10 @@ int ns_dirent_del(struct mds_txn *txn, const struct nc_fid *parent,
 int ns_prefix_first(struct mds_txn *txn, enum mds_table t,
 		    const uint8_t *prefix, size_t plen, uint8_t *key,
 		    size_t cap, size_t *klen);
+/* The keys of @t that are @klen bytes long, in order: a malloc'd array of
+ * *@n keys back to back in *@keys (free() it; NULL when none). */
+int ns_table_keys(struct mds_txn *txn, enum mds_table t, size_t klen, uint8_t **keys,
+		  size_t *n);
 int ns_dir_is_empty(struct mds_txn *txn, const struct nc_fid *dir, bool *empty);
 int ns_conf_get(struct mds_txn *txn, const char *name, struct nc_xdr *x);
 int ns_conf_done(struct nc_xdr *x, const char *name);
@@ -140,6 +138,12 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 		    const struct mds_ost_set *osts,
 		    struct nc_layout *out);
 void ns_layout_out(const struct ns_inode *in, struct nc_layout *l);
+/* Marks stale every shard of an erasure-coded @l on OST @idx (its disk was
+ * replaced); true when something changed (l_gen is bumped then). */
+bool ns_layout_stale_ost(struct nc_layout *l, uint32_t idx);
+/* Sets and clears NC_SHARD_* bits of shard @shard (in range); true when
+ * something changed (l_gen is bumped then). */
+bool ns_layout_shard_flags(struct nc_layout *l, uint32_t shard, uint32_t set, uint32_t clear);
 
 /* mds/ns_xattr.c: xattrs. */
 int ns_xattrs_free(struct mds_txn *txn, const struct nc_fid *fid);

@@ -161,6 +161,36 @@ void ns_layout_out(const struct ns_inode *in, struct nc_layout *l)
 	l->l_first_ost = NC_OST_ANY;
 }
 
+bool ns_layout_stale_ost(struct nc_layout *l, uint32_t idx)
+{
+	bool changed = false;
+
+	if (!l->l_m)
+		return false; /* plain striping has nothing to rebuild from */
+	for (uint32_t s = 0; s < l->l_stripe_count; s++) {
+		struct nc_layout_shard *ls = &l->l_shards[s];
+
+		if (ls->ls_ost == idx && !(ls->ls_flags & NC_SHARD_STALE)) {
+			ls->ls_flags |= NC_SHARD_STALE;
+			changed = true;
+		}
+	}
+	if (changed)
+		l->l_gen++;
+	return changed;
+}
+
+bool ns_layout_shard_flags(struct nc_layout *l, uint32_t shard, uint32_t set, uint32_t clear)
+{
+	struct nc_layout_shard *ls = &l->l_shards[shard];
+
+	if (((ls->ls_flags | set) & ~clear) == ls->ls_flags)
+		return false;
+	ls->ls_flags = (ls->ls_flags | set) & ~clear;
+	l->l_gen++;
+	return true;
+}
+
 /* ---- getlayout, setlayout ---- */
 
 int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
@@ -297,7 +327,6 @@ static int ns_shard_state_txn(struct mds_txn *txn, const struct nc_cred *cred,
 			      const struct nc_fid *fid, uint32_t shard, uint32_t set,
 			      uint32_t clear, struct ns_inode *in)
 {
-	struct nc_layout_shard *ls;
 	int rc;
 
 	rc = ns_inode_get(txn, fid, in);
@@ -307,16 +336,13 @@ static int ns_shard_state_txn(struct mds_txn *txn, const struct nc_cred *cred,
 		return -EINVAL;
 	/* Marking a shard stale is part of any write (a writer that could
 	 * not reach an OST); clearing marks is for whoever may write. */
-	rc = ns_permission(&in->in_attr, cred, NS_MAY_WRITE);
+	rc = nc_permission(&in->in_attr, cred, NC_MAY_WRITE);
 	if (rc)
 		return rc;
 	if (shard >= in->in_layout.l_stripe_count || ((set | clear) & ~NC_SHARD_STALE))
 		return -EINVAL;
-	ls = &in->in_layout.l_shards[shard];
-	if (((ls->ls_flags | set) & ~clear) == ls->ls_flags)
+	if (!ns_layout_shard_flags(&in->in_layout, shard, set, clear))
 		return 0;
-	ls->ls_flags = (ls->ls_flags | set) & ~clear;
-	in->in_layout.l_gen++;
 	return ns_inode_put(txn, in, false);
 }
 

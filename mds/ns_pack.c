@@ -108,9 +108,9 @@ static bool ns_pack_is_sealed(const struct ns_pack *p)
 	return p->p_sealed || time(NULL) - p->p_mtime > NS_PACK_ABANDONED_S;
 }
 
-/* Notes when nothing uses @p any more and nothing will; the reaper
- * (mds_ns_pack_reap()) destroys it after the grace period. */
-static int ns_pack_maybe_free(struct mds_txn *txn, struct ns_pack *p)
+/* Stores @p, noting when nothing uses it any more and nothing will: the
+ * reaper (mds_ns_pack_reap()) destroys it after the grace period. */
+static int ns_pack_put_settled(struct mds_txn *txn, struct ns_pack *p)
 {
 	if (p->p_files || !ns_pack_is_sealed(p))
 		p->p_emptied = 0;
@@ -182,7 +182,7 @@ int ns_pack_detach(struct mds_txn *txn, const struct nc_fid *fid, const struct n
 	if (p.p_files)
 		p.p_files--;
 	p.p_live = p.p_live > ext->l_pack_len ? p.p_live - ext->l_pack_len : 0;
-	return ns_pack_maybe_free(txn, &p);
+	return ns_pack_put_settled(txn, &p);
 }
 
 int ns_layout_join(struct mds_txn *txn, const struct ns_inode *in, struct nc_layout *l)
@@ -355,7 +355,7 @@ int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id)
 	rc = ns_pack_get(txn, id, &p);
 	if (!rc) {
 		p.p_sealed = 1;
-		rc = ns_pack_maybe_free(txn, &p);
+		rc = ns_pack_put_settled(txn, &p);
 	}
 	return ns_end(txn, rc);
 }
@@ -379,7 +379,6 @@ int mds_ns_pack_getlayout(struct mds_ns *ns, uint64_t id, struct nc_layout *out)
 int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint32_t set,
 			    uint32_t clear, struct nc_layout *out)
 {
-	struct nc_layout_shard *ls;
 	struct mds_txn *txn;
 	struct ns_pack p;
 	int rc;
@@ -392,14 +391,8 @@ int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint
 	rc = ns_pack_get(txn, id, &p);
 	if (!rc && shard >= p.p_layout.l_stripe_count)
 		rc = -EINVAL;
-	if (!rc) {
-		ls = &p.p_layout.l_shards[shard];
-		if (((ls->ls_flags | set) & ~clear) != ls->ls_flags) {
-			ls->ls_flags = (ls->ls_flags | set) & ~clear;
-			p.p_layout.l_gen++;
-			rc = ns_pack_put(txn, &p);
-		}
-	}
+	if (!rc && ns_layout_shard_flags(&p.p_layout, shard, set, clear))
+		rc = ns_pack_put(txn, &p);
 	rc = ns_end(txn, rc);
 	if (!rc && out)
 		*out = p.p_layout;
@@ -408,59 +401,21 @@ int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint
 
 int ns_packs_stale_ost(struct mds_txn *txn, uint32_t idx, uint64_t *marked)
 {
-	uint64_t *ids = NULL;
-	size_t n = 0, cap = 0;
-	struct mds_cursor *c;
-	const void *k, *v;
-	size_t kl, vl;
+	uint8_t *keys;
+	size_t n;
 	int rc;
 
-	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
-	if (rc)
-		return rc;
-	rc = mds_db_cursor_seek(c, NULL, 0, &k, &kl, &v, &vl);
-	while (rc == 0) {
-		if (kl == 8) {
-			if (n == cap) {
-				uint64_t *ni = realloc(ids, (cap ? cap * 2 : 64) * sizeof(*ni));
-
-				if (!ni) {
-					rc = -ENOMEM;
-					break;
-				}
-				ids = ni;
-				cap = cap ? cap * 2 : 64;
-			}
-			ids[n++] = ns_get_be64(k);
-		}
-		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
-	}
-	mds_db_cursor_close(c);
-	if (rc == -ENOENT)
-		rc = 0;
+	rc = ns_table_keys(txn, MDS_T_PACKS, 8, &keys, &n);
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct ns_pack p;
-		bool changed = false;
 
-		rc = ns_pack_get(txn, ids[i], &p);
-		if (rc)
-			break;
-		if (!p.p_layout.l_m)
-			continue; /* plain packs have nothing to rebuild from */
-		for (uint32_t s = 0; s < p.p_layout.l_stripe_count; s++) {
-			if (p.p_layout.l_shards[s].ls_ost == idx &&
-			    !(p.p_layout.l_shards[s].ls_flags & NC_SHARD_STALE)) {
-				p.p_layout.l_shards[s].ls_flags |= NC_SHARD_STALE;
-				changed = true;
-			}
-		}
-		if (changed) {
-			p.p_layout.l_gen++;
-			rc = ns_pack_put(txn, &p);
-			(*marked)++;
-		}
+		rc = ns_pack_get(txn, ns_get_be64(keys + i * 8), &p);
+		if (rc || !ns_layout_stale_ost(&p.p_layout, idx))
+			continue;
+		rc = ns_pack_put(txn, &p);
+		(*marked)++;
 	}
-	free(ids);
+	free(keys);
 	return rc;
 }
 
@@ -650,7 +605,7 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 		return rc;
 	if (!ns_is_reg(in))
 		return ns_is_dir(in) ? -EISDIR : -EINVAL;
-	rc = ns_permission(&in->in_attr, &sw->ps_cred, NS_MAY_WRITE);
+	rc = nc_permission(&in->in_attr, &sw->ps_cred, NC_MAY_WRITE);
 	if (rc)
 		return rc;
 	if (sw->ps_flags & NC_SWITCH_PROPOSE) {

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -251,49 +252,9 @@ bool ns_is_reg(const struct ns_inode *in)
 	return S_ISREG(in->in_attr.a_mode);
 }
 
-bool ns_in_group(const struct nc_cred *c, uint32_t gid)
-{
-	uint32_t n = c->c_ngroups;
-
-	if (n > NC_MAX_GROUPS)
-		n = NC_MAX_GROUPS;
-
-	if (c->c_gid == gid)
-		return true;
-	for (uint32_t i = 0; i < n; i++)
-		if (c->c_groups[i] == gid)
-			return true;
-	return false;
-}
-
 bool ns_is_owner(const struct nc_attr *a, const struct nc_cred *c)
 {
 	return c->c_uid == 0 || c->c_uid == a->a_uid;
-}
-
-/*
- * generic_permission() as Linux does it: the owner class, else the group
- * class, else others; root passes read/write always and search on
- * directories, but executes a file only when some x bit is set.
- */
-int ns_permission(const struct nc_attr *a, const struct nc_cred *c,
-		  unsigned int want)
-{
-	unsigned int bits;
-
-	if (c->c_uid == 0) {
-		if (!(want & NS_MAY_EXEC) || S_ISDIR(a->a_mode) ||
-		    (a->a_mode & 0111))
-			return 0;
-		return -EACCES;
-	}
-	if (c->c_uid == a->a_uid)
-		bits = (a->a_mode >> 6) & 7;
-	else if (ns_in_group(c, a->a_gid))
-		bits = (a->a_mode >> 3) & 7;
-	else
-		bits = a->a_mode & 7;
-	return (bits & want) == want ? 0 : -EACCES;
 }
 
 void ns_set_blocks(struct nc_attr *a)
@@ -497,6 +458,49 @@ int ns_prefix_first(struct mds_txn *txn, enum mds_table t,
 		}
 	}
 	mds_db_cursor_close(c);
+	return rc;
+}
+
+int ns_table_keys(struct mds_txn *txn, enum mds_table t, size_t klen, uint8_t **keys,
+		  size_t *n)
+{
+	uint8_t *all = NULL;
+	size_t cap = 0;
+	struct mds_cursor *c;
+	const void *k, *v;
+	size_t kl, vl;
+	int rc;
+
+	*keys = NULL;
+	*n = 0;
+	rc = mds_db_cursor_open(txn, t, &c);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_seek(c, NULL, 0, &k, &kl, &v, &vl);
+	while (rc == 0) {
+		if (kl == klen) {
+			if (*n == cap) {
+				uint8_t *na = realloc(all, (cap ? cap * 2 : 256) * klen);
+
+				if (!na) {
+					rc = -ENOMEM;
+					break;
+				}
+				all = na;
+				cap = cap ? cap * 2 : 256;
+			}
+			memcpy(all + *n * klen, k, klen);
+			(*n)++;
+		}
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc == -ENOENT) {
+		*keys = all;
+		return 0;
+	}
+	free(all);
+	*n = 0;
 	return rc;
 }
 

@@ -51,8 +51,8 @@ static int ns_xattr_access(const struct ns_inode *in,
 	}
 	if (!ns_is_reg(in) && !ns_is_dir(in))
 		return write ? -EPERM : -ENODATA;
-	return ns_permission(&in->in_attr, cred,
-			     write ? NS_MAY_WRITE : NS_MAY_READ);
+	return nc_permission(&in->in_attr, cred,
+			     write ? NC_MAY_WRITE : NC_MAY_READ);
 }
 
 static int ns_xattr_get_val(struct mds_txn *txn, const struct nc_fid *fid,

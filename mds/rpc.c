@@ -521,13 +521,11 @@ static int op_pack_commit(struct mds_server *mds, struct nc_req *req, struct nc_
 {
 	struct nc_pack_commit m = { 0 };
 	struct nc_pack_commit_rep *rep = NULL;
-	struct nc_layout *layout = NULL;
 	int rc = -ENOMEM;
 
 	m.pc_creates = calloc(NC_PACK_COMMIT_MAX, sizeof(*m.pc_creates));
 	rep = calloc(1, sizeof(*rep));
-	layout = malloc(sizeof(*layout));
-	if (!m.pc_creates || !rep || !layout)
+	if (!m.pc_creates || !rep)
 		goto out;
 	rc = decode(req, in, (nc_xdr_fn)nc_wire_pack_commit, &m);
 	if (rc)
@@ -553,7 +551,6 @@ static int op_pack_commit(struct mds_server *mds, struct nc_req *req, struct nc_
 out:
 	free(m.pc_creates);
 	free(rep);
-	free(layout);
 	return rc;
 }
 

@@ -41,14 +41,6 @@ struct oss_locks {
 	struct oss_lock *ls_buckets[OSS_LOCK_BUCKETS];
 };
 
-static int64_t oss_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct oss_lock **oss_lock_bucket(struct oss_locks *ls,
 					 const struct nc_fid *fid)
 {
@@ -239,7 +231,7 @@ int oss_lock_try(struct oss_locks *ls, const struct nc_fid *fid,
 	if (lease_ms == 0)
 		return -EINVAL;
 	pthread_mutex_lock(&ls->ls_mutex);
-	now = oss_now_ms();
+	now = nc_now_ms();
 	ret = oss_lock_try_locked(ls, fid, start, end, owner, now,
 				  now + lease_ms);
 	pthread_mutex_unlock(&ls->ls_mutex);
@@ -304,7 +296,7 @@ int oss_lock_release(struct oss_locks *ls, const struct nc_fid *fid,
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&ls->ls_mutex);
-	ret = oss_lock_release_locked(ls, fid, start, end, owner, oss_now_ms());
+	ret = oss_lock_release_locked(ls, fid, start, end, owner, nc_now_ms());
 	pthread_mutex_unlock(&ls->ls_mutex);
 	return ret;
 }
@@ -318,7 +310,7 @@ uint32_t oss_lock_release_owner(struct oss_locks *ls, uint64_t owner)
 	/* Most connections (data clients) never lock anything. */
 	if (ls->ls_count == 0)
 		goto out_unlock;
-	now = oss_now_ms();
+	now = nc_now_ms();
 	for (int i = 0; i < OSS_LOCK_BUCKETS; i++) {
 		struct oss_lock **pp = &ls->ls_buckets[i];
 
@@ -344,7 +336,7 @@ uint32_t oss_locks_held(struct oss_locks *ls)
 	int64_t now;
 
 	pthread_mutex_lock(&ls->ls_mutex);
-	now = oss_now_ms();
+	now = nc_now_ms();
 	for (int i = 0; i < OSS_LOCK_BUCKETS; i++)
 		for (struct oss_lock *lk = ls->ls_buckets[i]; lk;
 		     lk = lk->lk_next)

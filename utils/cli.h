@@ -226,6 +226,16 @@ int cli_mounts_find(const char *mounts_file, char (*mounts)[PATH_MAX],
 int cli_targets_collect(struct cli_ctx *ctx, const char *path,
 			struct cli_target **out, int *n);
 
+/*
+ * Runs @fn on each filesystem cli_targets_collect() finds for @path: with
+ * --json one object, or an array of them when there are several (@many);
+ * text reports are separated by a blank line.  Returns the exit status.
+ */
+typedef int (*cli_target_fn)(struct cli_ctx *ctx, struct cli_target *t,
+			     struct cli_json *js, bool many, void *arg);
+int cli_targets_report(struct cli_ctx *ctx, const char *path, cli_target_fn fn,
+		       void *arg);
+
 /* The mount point in @mounts_file holding @path (longest prefix of its
  * real path); @path itself when none matches. */
 void cli_mount_of(const char *mounts_file, const char *path, char *out,

@@ -668,3 +668,35 @@ int cli_targets_collect(struct cli_ctx *ctx, const char *path,
 	*out = t;
 	return rc;
 }
+
+int cli_targets_report(struct cli_ctx *ctx, const char *path, cli_target_fn fn,
+		       void *arg)
+{
+	struct cli_target *targets;
+	bool many, printed = false;
+	struct cli_json js;
+	int i, n, status;
+
+	status = cli_targets_collect(ctx, path, &targets, &n);
+	if (n == 0)
+		return status;
+	/* One filesystem is one JSON object; several make an array. */
+	many = n > 1;
+	cli_json_init(&js, stdout);
+	if (ctx->cx_json && many)
+		cli_json_arr_begin(&js);
+	for (i = 0; i < n; i++) {
+		if (!ctx->cx_json && i > 0)
+			putchar('\n');
+		if (fn(ctx, &targets[i], ctx->cx_json ? &js : NULL, many, arg))
+			status = CLI_EXIT_RUNTIME;
+		else
+			printed = true;
+	}
+	if (ctx->cx_json && many)
+		cli_json_arr_end(&js);
+	if (ctx->cx_json && (many || printed))
+		cli_json_end(&js);
+	free(targets);
+	return status;
+}

@@ -245,9 +245,11 @@ static void df_print_json(const struct df_report *dp, struct cli_json *js)
 	cli_json_obj_end(js);
 }
 
-static int df_one(struct cli_ctx *ctx, struct cli_target *t, bool human,
-		  struct cli_json *js)
+/* @arg: the bool of -h. */
+static int df_one(struct cli_ctx *ctx, struct cli_target *t, struct cli_json *js,
+		  bool many, void *arg)
 {
+	bool human = *(bool *)arg;
 	struct df_report dp;
 	int rc;
 
@@ -269,10 +271,8 @@ int cmd_df(struct cli_ctx *ctx, int argc, char **argv)
 		{ "human-readable", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_target *targets;
-	bool human = false, many, printed = false;
-	struct cli_json js;
-	int c, i, n, rc, status;
+	bool human = false;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (c == 'h') {
@@ -285,27 +285,5 @@ int cmd_df(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return cli_usage_err(ctx, "too many arguments");
-	status = cli_targets_collect(ctx, optind < argc ? argv[optind] : NULL,
-				     &targets, &n);
-	if (n == 0)
-		return status;
-	/* One filesystem is one JSON object; several make an array. */
-	many = n > 1;
-	cli_json_init(&js, stdout);
-	if (ctx->cx_json && many)
-		cli_json_arr_begin(&js);
-	for (i = 0; i < n; i++) {
-		if (!ctx->cx_json && i > 0)
-			putchar('\n');
-		if (df_one(ctx, &targets[i], human, ctx->cx_json ? &js : NULL))
-			status = CLI_EXIT_RUNTIME;
-		else
-			printed = true;
-	}
-	if (ctx->cx_json && many)
-		cli_json_arr_end(&js);
-	if (ctx->cx_json && (many || printed))
-		cli_json_end(&js);
-	free(targets);
-	return status;
+	return cli_targets_report(ctx, optind < argc ? argv[optind] : NULL, df_one, &human);
 }

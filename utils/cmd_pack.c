@@ -243,10 +243,12 @@ static void pack_json(struct cli_json *js, const struct cli_target *t,
 
 /* ---- pack stats ---- */
 
-/* One filesystem; @heading when several are shown. */
-static int pack_stats_one(struct cli_ctx *ctx, const struct cli_target *t,
-			  bool verbose, struct cli_json *js, bool heading)
+/* One filesystem; a heading when several are shown (@many); @arg: the bool
+ * of -v. */
+static int pack_stats_one(struct cli_ctx *ctx, struct cli_target *t, struct cli_json *js,
+			  bool many, void *arg)
 {
+	bool verbose = *(bool *)arg, heading = many;
 	const char *fsname = nacre_fs_name(t->tg_fs);
 	struct pack_totals pt;
 	struct pack_list pl;
@@ -285,10 +287,8 @@ static int pack_stats(struct cli_ctx *ctx, int argc, char **argv)
 		{ "verbose", no_argument, NULL, PACK_OPT_VERBOSE },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_target *targets;
-	bool verbose = false, printed = false, many;
-	struct cli_json js;
-	int c, i, n, rc, status;
+	bool verbose = false;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		if (c == PACK_OPT_VERBOSE) {
@@ -301,30 +301,8 @@ static int pack_stats(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return cli_usage_err(ctx, "too many arguments");
-	status = cli_targets_collect(ctx, optind < argc ? argv[optind] : NULL,
-				     &targets, &n);
-	if (n == 0)
-		return status;
-	/* One filesystem is one JSON object; several make an array. */
-	many = n > 1;
-	cli_json_init(&js, stdout);
-	if (ctx->cx_json && many)
-		cli_json_arr_begin(&js);
-	for (i = 0; i < n; i++) {
-		if (!ctx->cx_json && printed)
-			putchar('\n');
-		if (pack_stats_one(ctx, &targets[i], verbose,
-				   ctx->cx_json ? &js : NULL, many))
-			status = CLI_EXIT_RUNTIME;
-		else
-			printed = true;
-	}
-	if (ctx->cx_json && many)
-		cli_json_arr_end(&js);
-	if (ctx->cx_json && (many || printed))
-		cli_json_end(&js);
-	free(targets);
-	return status;
+	return cli_targets_report(ctx, optind < argc ? argv[optind] : NULL, pack_stats_one,
+				  &verbose);
 }
 
 /* ---- the pack command group ---- */

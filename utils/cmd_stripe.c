@@ -30,10 +30,6 @@
 #define STRIPE_MAX_M 4
 /* The largest pack_max the MDS accepts in a template. */
 #define STRIPE_PACK_MAX_LIMIT (64u << 20)
-/* The objects of pack N are named by the FID (2, N), a sequence no file
- * or directory uses (docs/design.md, "Small files"). */
-#define STRIPE_PACK_FID_SEQ 2
-
 /* getopt_long values of the long-only options. */
 enum {
 	STRIPE_OPT_PACK = 0x200,
@@ -97,7 +93,7 @@ static uint32_t stripe_pack_max(const struct nacre_layout *l)
 static void stripe_objid(const struct nacre_fid *fid, bool dir,
 			 const struct nacre_layout *l, char *buf)
 {
-	struct nacre_fid pf = { STRIPE_PACK_FID_SEQ, l->pack_id };
+	struct nacre_fid pf = { NACRE_PACK_FID_SEQ, l->pack_id };
 
 	nacre_fid_format(stripe_is_packed(l, dir) ? &pf : fid, buf);
 }

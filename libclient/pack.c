@@ -1411,20 +1411,56 @@ static int pk_pack_files(struct nacre_fs *fs, uint64_t id, const struct nc_fid *
 	return rc;
 }
 
+/* Moves every file still in pack @id; @moved counts them. */
+static int pk_gc_pack(struct nacre_fs *fs, uint64_t id, struct nc_pack_files *pf,
+		      uint64_t *moved)
+{
+	struct nc_fid after = { 0, 0 };
+	int rc;
+
+	do {
+		rc = pk_pack_files(fs, id, &after, pf);
+		for (uint32_t j = 0; !rc && j < pf->pf_count; j++) {
+			struct nc_layout layout;
+			struct nc_attr attr;
+			int r;
+
+			after = pf->pf_fids[j];
+			r = cl_md_open(fs, &fs->fs_cred, &after, NC_OPEN_READ, &attr, &layout);
+			if (r == -ENOENT)
+				continue; /* removed meanwhile */
+			if (!r && (!(layout.l_flags & NC_LAYOUT_PACKED) || layout.l_pack_id != id))
+				continue; /* moved meanwhile */
+			if (!r)
+				r = pk_move(fs, &after, &attr, &layout);
+			if (r == -NC_E_CHANGED)
+				continue; /* rewritten meanwhile: it left on its own */
+			if (r)
+				rc = r;
+			else
+				(*moved)++;
+		}
+	} while (!rc && pf->pf_count == NC_PACK_FILES_MAX);
+	return rc;
+}
+
+/* Packs listed per round of nacre_pack_gc(). */
+#define PK_GC_LIST_BATCH 1024u
+
 NACRE_API int nacre_pack_gc(struct nacre_fs *fs, double threshold, uint64_t *moved,
 			    uint64_t *freed)
 {
 	struct nacre_pack_info *packs = NULL;
 	struct nc_pack_files *pf = NULL;
 	unsigned int n = 0;
-	uint64_t nmoved = 0, nfreed = 0;
+	uint64_t nmoved = 0, nfreed = 0, after = 0;
 	int rc;
 
 	if (!fs->fs_pk || threshold < 0 || threshold > 1)
 		return -EINVAL;
 	if (threshold == 0)
 		threshold = 0.5;
-	packs = calloc(4096, sizeof(*packs));
+	packs = calloc(PK_GC_LIST_BATCH, sizeof(*packs));
 	pf = calloc(1, sizeof(*pf));
 	rc = -ENOMEM;
 	if (!packs || !pf)
@@ -1436,41 +1472,23 @@ NACRE_API int nacre_pack_gc(struct nacre_fs *fs, double threshold, uint64_t *mov
 	pthread_mutex_unlock(&fs->fs_pk->k_lock);
 	if (rc)
 		goto out;
-	rc = nacre_pack_list(fs, 0, packs, 4096, &n);
-	if (rc)
-		goto out;
-	for (unsigned int i = 0; i < n && !rc; i++) {
-		struct nc_fid after = { 0, 0 };
-
-		if (!packs[i].sealed || !packs[i].size || packs[i].files == 0 ||
-		    (double)packs[i].live / (double)packs[i].size >= threshold)
-			continue;
-		do {
-			rc = pk_pack_files(fs, packs[i].id, &after, pf);
-			for (uint32_t j = 0; !rc && j < pf->pf_count; j++) {
-				struct nc_layout layout;
-				struct nc_attr attr;
-				int r;
-
-				after = pf->pf_fids[j];
-				r = cl_md_open(fs, &fs->fs_cred, &after, NC_OPEN_READ, &attr, &layout);
-				if (r == -ENOENT)
-					continue; /* removed meanwhile */
-				if (!r && (!(layout.l_flags & NC_LAYOUT_PACKED) ||
-					   layout.l_pack_id != packs[i].id))
-					continue; /* moved meanwhile */
-				if (!r)
-					r = pk_move(fs, &after, &attr, &layout);
-				if (r == -NC_E_CHANGED)
-					continue; /* rewritten meanwhile: it left on its own */
-				if (r)
-					rc = r;
-				else
-					nmoved++;
-			}
-		} while (!rc && pf->pf_count == NC_PACK_FILES_MAX);
-		if (!rc)
-			nfreed++;
+	/* In id order, a batch at a time.  The packs this pass fills come
+	 * last and are whole, so the threshold leaves them alone. */
+	while (!rc) {
+		rc = nacre_pack_list(fs, after, packs, PK_GC_LIST_BATCH, &n);
+		if (rc || n == 0)
+			break;
+		for (unsigned int i = 0; i < n && !rc; i++) {
+			if (!packs[i].sealed || !packs[i].size || packs[i].files == 0 ||
+			    (double)packs[i].live / (double)packs[i].size >= threshold)
+				continue;
+			rc = pk_gc_pack(fs, packs[i].id, pf, &nmoved);
+			if (!rc)
+				nfreed++;
+		}
+		if (n < PK_GC_LIST_BATCH)
+			break;
+		after = packs[n - 1].id;
 	}
 	if (!rc) {
 		/* The packs this pass filled are sealed too. */

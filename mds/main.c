@@ -2,6 +2,7 @@
 /* nacre-mds: the metadata server daemon. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,11 +48,48 @@ static void usage(FILE *f)
 		"  --format            format DIR when it holds no MDT yet\n"
 		"  --map-size SIZE     LMDB map size (default 1G; K/M/G/T suffixes)\n"
 		"  --threads N         service threads (default 8)\n"
+		"  --pack-gc-interval SECONDS\n"
+		"                      time between background compactions of sparse\n"
+		"                      packs (default 300; 0 turns them off)\n"
+		"  --pack-gc-threshold FRACTION\n"
+		"                      compact sealed packs whose live fraction is below\n"
+		"                      this (0 < FRACTION <= 1, default 0.5)\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
 		"  --config FILE       read options from FILE (key = value lines)\n"
 		"  --help, --version\n");
+}
+
+/* Seconds, 0 for never (-1 in the conf); at most a day. */
+static int parse_gc_interval(const char *s, int *ms)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 86400) {
+		fprintf(stderr, "nacre-mds: bad --pack-gc-interval '%s' (seconds, 0 to 86400)\n", s);
+		return -1;
+	}
+	*ms = v ? (int)v * 1000 : -1;
+	return 0;
+}
+
+static int parse_gc_threshold(const char *s, double *f)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 1)) {
+		fprintf(stderr, "nacre-mds: bad --pack-gc-threshold '%s' (0 < FRACTION <= 1)\n", s);
+		return -1;
+	}
+	*f = v;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -63,6 +101,8 @@ int main(int argc, char **argv)
 		{ "format", no_argument, NULL, 'F' },
 		{ "map-size", required_argument, NULL, 'M' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "pack-gc-interval", required_argument, NULL, 'G' },
+		{ "pack-gc-threshold", required_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -87,6 +127,14 @@ int main(int argc, char **argv)
 		case 'l': conf->mc_listen = optarg; break;
 		case 'F': conf->mc_format = true; break;
 		case 't': conf->mc_threads = atoi(optarg); break;
+		case 'G':
+			if (parse_gc_interval(optarg, &conf->mc_pack_gc_interval_ms))
+				return 2;
+			break;
+		case 'T':
+			if (parse_gc_threshold(optarg, &conf->mc_pack_gc_threshold))
+				return 2;
+			break;
 		case 'p': d.dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {

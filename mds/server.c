@@ -24,6 +24,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "mds/pack_gc.h"
 #include "mds/server.h"
 
 struct mds_ost_live {
@@ -63,6 +64,7 @@ struct mds_server {
 	pthread_cond_t ms_cond;
 	struct mds_oss_conn ms_oss[NC_MAX_OSTS];
 	int ms_noss;
+	struct mds_pack_gc *ms_pack_gc;   /* NULL: compaction off */
 };
 
 struct mds_ns *mds_server_ns(struct mds_server *mds)
@@ -398,6 +400,14 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	mds->ms_conf = *conf;
 	if (mds->ms_conf.mc_destroy_interval_ms <= 0)
 		mds->ms_conf.mc_destroy_interval_ms = 2000;
+	if (mds->ms_conf.mc_pack_gc_interval_ms == 0)
+		mds->ms_conf.mc_pack_gc_interval_ms = MDS_PACK_GC_INTERVAL_MS_DEFAULT;
+	if (mds->ms_conf.mc_pack_gc_threshold == 0)
+		mds->ms_conf.mc_pack_gc_threshold = MDS_PACK_GC_THRESHOLD_DEFAULT;
+	if (!(mds->ms_conf.mc_pack_gc_threshold > 0 && mds->ms_conf.mc_pack_gc_threshold <= 1)) {
+		free(mds);
+		return -EINVAL;
+	}
 	pthread_mutex_init(&mds->ms_ost_lock, NULL);
 	pthread_mutex_init(&mds->ms_lock, NULL);
 	pthread_cond_init(&mds->ms_cond, NULL);
@@ -449,6 +459,37 @@ out_free:
 	return rc;
 }
 
+/* The compaction thread, a client of this MDS once it serves. */
+static int pack_gc_start(struct mds_server *mds)
+{
+	struct mds_pack_gc_conf pc = {
+		.pc_fsname = mds->ms_conf.mc_fsname,
+		.pc_ns = mds->ms_ns,
+		.pc_interval_ms = mds->ms_conf.mc_pack_gc_interval_ms,
+		.pc_threshold = mds->ms_conf.mc_pack_gc_threshold,
+	};
+	char addr[NC_ADDR_MAX + 32];
+	int rc;
+
+	if (pc.pc_interval_ms < 0)
+		return 0;
+	rc = mds_pack_gc_self_addr(mds->ms_conf.mc_listen, mds_server_port(mds), addr,
+				   sizeof(addr));
+	if (rc)
+		return rc;
+	pc.pc_addr = addr;
+	rc = mds_pack_gc_start(&pc, &mds->ms_pack_gc);
+	if (rc)
+		nc_error("mds", "pack compaction thread: %s", nc_strerror(rc));
+	return rc;
+}
+
+void mds_server_kick_pack_gc(struct mds_server *mds)
+{
+	if (mds->ms_pack_gc)
+		mds_pack_gc_kick(mds->ms_pack_gc);
+}
+
 int mds_server_start(struct mds_server *mds)
 {
 	int rc = pthread_create(&mds->ms_writer, NULL, writer_main, mds);
@@ -465,7 +506,7 @@ int mds_server_start(struct mds_server *mds)
 		return -rc;
 	}
 	mds->ms_destroy_started = true;
-	return 0;
+	return pack_gc_start(mds);
 }
 
 int mds_server_port(struct mds_server *mds)
@@ -477,6 +518,9 @@ void mds_server_stop(struct mds_server *mds)
 {
 	if (!mds)
 		return;
+	/* First: a pass under way needs this MDS to serve it. */
+	mds_pack_gc_stop(mds->ms_pack_gc);
+	mds->ms_pack_gc = NULL;
 	if (mds->ms_destroy_started) {
 		pthread_mutex_lock(&mds->ms_lock);
 		mds->ms_stopping = true;

@@ -23,6 +23,11 @@ struct mds_conf {
 	int mc_threads;                 /* service threads; 0: 8 */
 	uint64_t mc_map_size;           /* LMDB map size; 0: 1 GiB */
 	int mc_destroy_interval_ms;     /* destroy queue pass; 0: 2000 */
+	/* Background pack compaction (mds/pack_gc.h): time between passes
+	 * (0: 5 min, negative: never) and the live fraction below which a
+	 * sealed pack is compacted (0: 0.5). */
+	int mc_pack_gc_interval_ms;
+	double mc_pack_gc_threshold;
 };
 
 struct mds_server;
@@ -41,6 +46,8 @@ void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set);
 void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep);
 int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *ost,
 			    uint64_t conn_id);
+/* Asks for a pack compaction pass now (when compaction is on). */
+void mds_server_kick_pack_gc(struct mds_server *mds);
 /* Wakes the destroy thread (a file lost its last link). */
 void mds_server_kick_destroy(struct mds_server *mds);
 void mds_handle(struct nc_req *req, void *arg);

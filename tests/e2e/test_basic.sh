@@ -170,4 +170,23 @@ test_7()
 }
 run_test 7 "mount -t nacre and umount" test_7
 
+test_8()
+{
+	# Bad daemon options exit 2 with a message and start nothing.
+	local mds="$NACRE_BIN_DIR/mds/nacre-mds" err=$WORK/mds.err arg rc
+	for arg in "--pack-gc-interval abc" "--pack-gc-interval -1" \
+		"--pack-gc-interval 86401" "--pack-gc-threshold 0" \
+		"--pack-gc-threshold 1.5" "--pack-gc-threshold x"; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$mds" --dir "$WORK/nomdt" --fsname x --listen tcp://127.0.0.1:1 \
+			--format $arg 2>"$err" || rc=$?
+		assert_eq "$rc" "2" "exit status of nacre-mds $arg"
+		grep -q "bad ${arg%% *}" "$err" || _e2e_assert_failed "no message for $arg"
+	done
+	[ ! -e "$WORK/nomdt" ] || _e2e_assert_failed "an MDT was made"
+	"$mds" --help | grep -q -- "--pack-gc-interval"
+}
+run_test 8 "nacre-mds rejects bad compaction options" test_8
+
 finish

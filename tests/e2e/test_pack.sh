@@ -216,4 +216,60 @@ test_6()
 }
 run_test 6 "packs survive a restart of every daemon" test_6
 
+
+# packs_of PATH...: the pack id of each packed PATH, one per line (0: not
+# packed).
+packs_of() {
+	local f
+
+	for f in "$@"; do
+		"$NACRE" getstripe --json "$f" | jget 'd.get("pack_id", 0) if d.get("packed") else 0'
+	done
+}
+
+test_7()
+{
+	# The MDS compacts sparse sealed packs by itself (nacre-mds
+	# --pack-gc-interval), with every file's bytes intact.
+	printf 'pack-gc-interval = 1\npack-gc-threshold = 0.6\n' > "$CDIR/mds.conf"
+	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null
+	make_tree "$WORK/src7" 40
+	cp -r "$WORK/src7" "$PMNT/t7"
+	# The packing client goes away: its pack is sealed.
+	pack_umount
+	local -a keep=() gone=()
+	local f old
+	while read -r f; do
+		case "$f" in
+		*/f*[05]) keep+=("$MNT/t7/$f") ;;
+		*) gone+=("$MNT/t7/$f") ;;
+		esac
+	done < <(cd "$WORK/src7" && find . -type f -size +0 | sed 's|^\./||')
+	[ ${#keep[@]} -ge 4 ] || _e2e_assert_failed "too few files kept"
+	old=$(packs_of "${keep[@]}" | sort -u)
+	assert_eq "$(echo "$old" | grep -c '^0$' || true)" "0" "files of t7 not packed"
+	rm -f -- "${gone[@]}"
+	for f in "${gone[@]}"; do
+		rm -f -- "$WORK/src7/${f#"$MNT/t7/"}"
+	done
+	# Within a few passes every kept file lives in another pack.
+	moved_all() {
+		local p
+		for p in $(packs_of "${keep[@]}"); do
+			[ "$p" != 0 ] || return 1
+			! echo "$old" | grep -qx "$p" || return 1
+		done
+	}
+	wait_until 60 moved_all
+	grep -q "pack gc: .* files\? moved" "$CDIR/log/mds.log"
+	drop_caches || true
+	same_tree "$WORK/src7" "$MNT/t7"
+	# What earlier tests left in packs was compacted too, and reads back.
+	[ ! -d "$WORK/src1" ] || same_tree "$WORK/src1" "$MNT/t1"
+	rm -f "$CDIR/mds.conf"
+	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null
+	pack_mount
+}
+run_test 7 "the MDS compacts sparse packs in the background" test_7
+
 finish

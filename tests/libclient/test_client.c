@@ -27,6 +27,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "mds/pack_gc.h"
 #include "mds/server.h"
 #include "nacre.h"
 #include "oss/server.h"
@@ -263,6 +264,8 @@ static int suite_init(void)
 	mc.mc_listen = "tcp://127.0.0.1:0";
 	mc.mc_format = true;
 	mc.mc_destroy_interval_ms = 200;
+	/* Background compaction only when a test kicks it. */
+	mc.mc_pack_gc_interval_ms = 3600 * 1000;
 	rc = mds_server_new(&mc, &mds);
 	if (!rc)
 		rc = mds_server_start(mds);
@@ -1521,6 +1524,104 @@ static void test_pack_convert_gc(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/plain"), 0);
 }
 
+/* The pack that holds @path (0: none). */
+static uint64_t pack_of(const char *path)
+{
+	struct nacre_layout l;
+
+	memset(&l, 0, sizeof(l));
+	if (nacre_getlayout(fs, path, &l) || !(l.flags & NACRE_LAYOUT_PACKED))
+		return 0;
+	return l.pack_id;
+}
+
+/* The MDS's background pass compacts a sealed pack that went sparse: the
+ * files left move to a new pack, bytes intact, and the MDS sees no sparse
+ * pack afterwards. */
+static void test_pack_gc_background(void)
+{
+	enum { NF = 20 };
+	struct nacre_opts opts = { .attr_cache_ms = -1 };
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_file *f = NULL;
+	uint64_t old_pack, wanted = 0;
+	uint8_t *data[NF];
+	size_t len[NF];
+	char path[64];
+	int64_t deadline;
+	bool moved;
+
+	pack_dir("/bg", 64 * 1024);
+	/* Written by a client that then goes away: its pack is sealed. */
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	for (int i = 0; i < NF; i++) {
+		len[i] = 2000 + (size_t)i * 1777;
+		data[i] = malloc(len[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+		fill_random(data[i], len[i], 3100 + i);
+		snprintf(path, sizeof(path), "/bg/f%d", i);
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, path, O_CREAT | O_WRONLY, 0644, &f), 0);
+		CU_ASSERT_EQUAL(write_all(f, data[i], len[i], 0), 0);
+		CU_ASSERT_EQUAL(nacre_close(f), 0);
+	}
+	nacre_disconnect(fs2);
+	old_pack = pack_of("/bg/f0");
+	CU_ASSERT_FATAL(old_pack != 0);
+	/* Nothing is sparse yet. */
+	CU_ASSERT_EQUAL(mds_pack_gc_candidates(mds_server_ns(mds), 0.5, &wanted), 0);
+	CU_ASSERT_EQUAL(wanted, 0);
+	for (int i = 0; i < NF; i++) {
+		if (i % 4 == 0)
+			continue;
+		snprintf(path, sizeof(path), "/bg/f%d", i);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+	}
+	CU_ASSERT_EQUAL(mds_pack_gc_candidates(mds_server_ns(mds), 0.5, &wanted), 0);
+	CU_ASSERT_EQUAL(wanted, 1);
+	mds_server_kick_pack_gc(mds);
+	deadline = now_ms() + 30000;
+	do {
+		sleep_ms(50);
+		moved = true;
+		for (int i = 0; i < NF; i += 4) {
+			snprintf(path, sizeof(path), "/bg/f%d", i);
+			if (pack_of(path) == old_pack || pack_of(path) == 0)
+				moved = false;
+		}
+	} while (!moved && now_ms() < deadline);
+	CU_ASSERT(moved);
+	for (int i = 0; i < NF; i += 4) {
+		snprintf(path, sizeof(path), "/bg/f%d", i);
+		check_file(fs, path, data[i], len[i]);
+	}
+	CU_ASSERT_EQUAL(mds_pack_gc_candidates(mds_server_ns(mds), 0.5, &wanted), 0);
+	CU_ASSERT_EQUAL(wanted, 0);
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/bg/f%d", i);
+		if (i % 4 == 0)
+			CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+		free(data[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/bg"), 0);
+}
+
+/* The address the compactor uses to reach its own MDS. */
+static void test_pack_gc_self_addr(void)
+{
+	char buf[128];
+
+	CU_ASSERT_EQUAL(mds_pack_gc_self_addr("tcp://0.0.0.0:0", 7300, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "tcp://127.0.0.1:7300");
+	CU_ASSERT_EQUAL(mds_pack_gc_self_addr("tcp://[::]:7300", 7300, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "tcp://[::1]:7300");
+	CU_ASSERT_EQUAL(mds_pack_gc_self_addr("tcp://10.1.2.3:7300", 7301, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "tcp://10.1.2.3:7301");
+	CU_ASSERT_EQUAL(mds_pack_gc_self_addr("mds.example:7300", 7300, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "tcp://mds.example:7300");
+	CU_ASSERT_EQUAL(mds_pack_gc_self_addr("no port", 7300, buf, sizeof(buf)), -NC_E_ADDR);
+	CU_ASSERT_EQUAL(mds_pack_gc_self_addr("tcp://h:1", 0, buf, sizeof(buf)), -NC_E_ADDR);
+}
+
 /* ---- the name cache of path resolution ---- */
 
 /* Two clients: one's changes show to itself at once, and to the other at
@@ -1703,6 +1804,8 @@ int main(void)
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
 	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
+	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||
+	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

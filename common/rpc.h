@@ -79,6 +79,14 @@ void nc_server_free(struct nc_server *srv);
  */
 int nc_req_reply(struct nc_req *req, int status, const void *body,
 		 uint32_t body_len, const void *bulk, uint32_t bulk_len);
+/*
+ * Successful reply whose bulk is @len bytes of the open file @file_fd at
+ * @off, sent from the page cache where the transport can (sendfile), else
+ * read and sent.  The file must hold those bytes until this returns.
+ * Frees @req like nc_req_reply().
+ */
+int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
+		      int file_fd, off_t off, uint32_t len);
 /* Reply carrying an error only. */
 int nc_req_reply_err(struct nc_req *req, int status);
 /* Free @req without replying (the connection is being torn down). */

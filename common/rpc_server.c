@@ -248,6 +248,78 @@ int nc_req_reply(struct nc_req *req, int status, const void *body,
 	return rc;
 }
 
+/* Without a transport sendfile: the file's bytes through a buffer. */
+static int conn_send_file_copy(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
+			       const void *body, uint32_t blen, int file_fd, off_t off,
+			       uint32_t len)
+{
+	uint8_t *buf = malloc(len ? len : 1);
+	size_t done = 0;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		ssize_t n = pread(file_fd, buf + done, len - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(buf);
+			return n < 0 ? -errno : -EIO;
+		}
+		done += (size_t)n;
+	}
+	rc = conn_send(c, h, body, blen, buf, len);
+	free(buf);
+	return rc;
+}
+
+int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
+		      int file_fd, off_t off, uint32_t len)
+{
+	struct nc_srv_conn *c = req->rq_conn;
+	struct nc_msg_hdr h = {
+		.mh_magic = NC_MSG_MAGIC,
+		.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR,
+		.mh_opcode = req->rq_hdr.mh_opcode,
+		.mh_flags = NC_MF_REPLY,
+		.mh_status = 0,
+		.mh_reqid = req->rq_hdr.mh_reqid,
+		.mh_body_len = body_len,
+		.mh_bulk_len = len,
+	};
+	uint8_t hb[NC_HDR_LEN];
+	struct iovec iov[2];
+	int n = 0, rc;
+
+	if (!c->sc_ops->xo_sendfile) {
+		rc = conn_send_file_copy(c, &h, body, body_len, file_fd, off, len);
+		goto out;
+	}
+	nc_hdr_encode(&h, hb);
+	iov[n].iov_base = hb;
+	iov[n++].iov_len = NC_HDR_LEN;
+	if (body_len) {
+		iov[n].iov_base = (void *)(uintptr_t)body;
+		iov[n++].iov_len = body_len;
+	}
+	pthread_mutex_lock(&c->sc_send_lock);
+	rc = c->sc_ops->xo_sendfile(c->sc_fd, iov, n, file_fd, off, len);
+	/* Part of a message may have left: the stream is out of step, so
+	 * the peer must see the connection end rather than garbage. */
+	if (rc)
+		shutdown(c->sc_fd, SHUT_RDWR);
+	pthread_mutex_unlock(&c->sc_send_lock);
+out:
+	if (rc)
+		nc_debug(c->sc_srv->s_name, "reply to %s req %" PRIu64 " from %s failed: %s",
+			 nc_op_name(req->rq_hdr.mh_opcode), req->rq_hdr.mh_reqid, req->rq_peer,
+			 nc_strerror(rc));
+	req_release(req);
+	return rc;
+}
+
 int nc_req_reply_err(struct nc_req *req, int status)
 {
 	return nc_req_reply(req, status, NULL, 0, NULL, 0);

@@ -37,6 +37,12 @@ struct nc_xprt_ops {
 	int (*xo_connect)(const struct nc_addr *a, int timeout_ms, int *fd);
 	/* Send every byte of @iov; blocks (polls) on a full socket.  0/-errno. */
 	int (*xo_sendv)(int fd, struct iovec *iov, int iovcnt);
+	/* Send every byte of @iov, then @len bytes of the file @file_fd from
+	 * @off, without copying them through user memory where the transport
+	 * can (sendfile).  NULL: the caller reads the file and uses xo_sendv.
+	 * A failure part way leaves the stream unusable: close it. */
+	int (*xo_sendfile)(int fd, struct iovec *iov, int iovcnt, int file_fd, off_t off,
+			   size_t len);
 	/* Read up to @len bytes: >0 bytes, 0 at EOF, -EAGAIN, or -errno. */
 	ssize_t (*xo_recv)(int fd, void *buf, size_t len);
 	void (*xo_close)(int fd);

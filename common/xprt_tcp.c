@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -167,6 +168,15 @@ next:
 	return 0;
 }
 
+/* Waits until @fd can take more bytes; a peer that reads nothing for a
+ * minute is dead. */
+static int tcp_wait_writable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+	return poll(&pfd, 1, 60000) <= 0 ? -ETIMEDOUT : 0;
+}
+
 static int tcp_sendv(int fd, struct iovec *iov, int iovcnt)
 {
 	while (iovcnt > 0) {
@@ -177,10 +187,7 @@ static int tcp_sendv(int fd, struct iovec *iov, int iovcnt)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
-				/* A peer that reads nothing for a minute is dead. */
-				if (poll(&pfd, 1, 60000) <= 0)
+				if (tcp_wait_writable(fd))
 					return -ETIMEDOUT;
 				continue;
 			}
@@ -203,6 +210,31 @@ static int tcp_sendv(int fd, struct iovec *iov, int iovcnt)
 		}
 	}
 	return 0;
+}
+
+static int tcp_sendfile(int fd, struct iovec *iov, int iovcnt, int file_fd, off_t off,
+			size_t len)
+{
+	int one = 1, zero = 0, rc;
+
+	/* Cork: the header leaves with the first bytes of the file. */
+	setsockopt(fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one));
+	rc = tcp_sendv(fd, iov, iovcnt);
+	while (!rc && len > 0) {
+		ssize_t n = sendfile(fd, file_fd, &off, len);
+
+		if (n > 0) {
+			len -= (size_t)n;
+		} else if (n == 0) {
+			rc = -EIO;      /* the file ended early */
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			rc = tcp_wait_writable(fd);
+		} else if (errno != EINTR) {
+			rc = -errno;
+		}
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof(zero));
+	return rc;
 }
 
 static ssize_t tcp_recv(int fd, void *buf, size_t len)
@@ -231,6 +263,7 @@ const struct nc_xprt_ops nc_xprt_tcp = {
 	.xo_accept = tcp_accept,
 	.xo_connect = tcp_connect,
 	.xo_sendv = tcp_sendv,
+	.xo_sendfile = tcp_sendfile,
 	.xo_recv = tcp_recv,
 	.xo_close = tcp_close,
 };

@@ -39,6 +39,12 @@ struct cl_ost {
 	char co_conn_addr[NC_ADDR_MAX + 1];
 };
 
+/* readahead.c: counters of the files a client changed, and the most
+ * chunks one handle reads ahead. */
+#define CL_RA_GENS 256
+#define CL_RA_MAX_SEGS 64
+#define CL_RA_DEFAULT_KB (16 * 1024)
+
 struct nacre_fs {
 	char fs_mds_addr[NC_ADDR_MAX + 1];
 	char fs_name[NC_FSNAME_MAX + 1];
@@ -54,6 +60,10 @@ struct nacre_fs {
 	size_t fs_wb_bytes;             /* under fs_lock: write-back buffers held */
 	struct cl_ncache *fs_ncache;    /* names of path resolution (ncache.c) */
 	struct cl_packer *fs_pk;        /* small files (pack.c) */
+	uint64_t fs_ra_max;             /* readahead per open file, bytes; 0: none */
+	/* Generations of files this client wrote, hashed (readahead.c). */
+	atomic_uint_fast64_t fs_ra_gen[CL_RA_GENS];
+	atomic_uint_fast64_t fs_ra_fetched, fs_ra_served, fs_ra_dropped;
 };
 
 struct nacre_file {
@@ -77,8 +87,26 @@ struct nacre_file {
 	int f_wb_err;                   /* a failed flush, reported once */
 	atomic_bool f_wb_pending;       /* the buffer holds data (a hint) */
 	struct cl_pend *f_pend;         /* a packed file held here (pack.c) */
+	struct cl_ra *f_ra;             /* readahead (readahead.c); under f_lock */
 	struct nacre_file *f_next, *f_prev;
 };
+
+/* readahead.c */
+struct cl_ra;
+/*
+ * Serves the start of a read of [off, off + len) of @f (a @size-byte file
+ * laid out as @l) from what was read ahead, notes the read in the handle's
+ * stream and starts the reads ahead of it.  Returns how many bytes from
+ * @off it placed in @buf (0..len); the caller reads the rest directly.
+ */
+ssize_t cl_ra_read(struct nacre_file *f, const struct nc_layout *l, void *buf, size_t len,
+		   uint64_t off, uint64_t size);
+/* This client changed the bytes of @fid: bytes read ahead go. */
+void cl_ra_file_changed(struct nacre_fs *fs, const struct nc_fid *fid);
+/* Drops what @f read ahead (its own write). */
+void cl_ra_forget(struct nacre_file *f);
+/* Waits for reads in flight and frees @f's readahead (at close). */
+void cl_ra_free(struct nacre_file *f);
 
 /* fs.c */
 void cl_cred_from(struct nacre_fs *fs, const struct nacre_cred *in, struct nc_cred *out);

@@ -671,6 +671,8 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	/* Keep the stale marks learnt, not this request's failures. */
 	for (uint32_t s = 0; s < l->l_stripe_count; s++)
 		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_FAILED;
+	/* Reads ahead made while the rows changed are suspect. */
+	cl_ra_file_changed(fs, fid);
 out_free:
 	free(l);
 	return rc;

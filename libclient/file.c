@@ -155,6 +155,7 @@ static bool file_put_locked(struct nacre_file *f)
 	if (--f->f_refs > 0)
 		return false;
 	fs->fs_wb_bytes -= f->f_wb_cap;
+	cl_ra_free(f);          /* freed at close already; a no-op then */
 	pthread_mutex_destroy(&f->f_lock);
 	pthread_mutex_destroy(&f->f_wb_lock);
 	free(f->f_wb);
@@ -544,6 +545,8 @@ static int refresh_size(struct nacre_file *f)
 
 NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off)
 {
+	struct nc_layout l;
+	ssize_t done, rest;
 	uint64_t size;
 	int rc;
 
@@ -589,13 +592,20 @@ NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t
 		memset(buf, 0, len);
 		return (ssize_t)len;
 	}
-	if (f->f_layout.l_m) {
-		struct nc_layout l;
-
-		layout_copy(f, &l);
-		return cl_ec_read(f->f_fs, &f->f_fid, &l, buf, len, (uint64_t)off);
-	}
-	return cl_io_read(f->f_fs, &f->f_fid, &f->f_layout, buf, len, (uint64_t)off);
+	layout_copy(f, &l);
+	/* What was read ahead, then the rest straight into @buf. */
+	done = cl_ra_read(f, &l, buf, len, (uint64_t)off, size);
+	if ((size_t)done == len)
+		return done;
+	if (l.l_m)
+		rest = cl_ec_read(f->f_fs, &f->f_fid, &l, (uint8_t *)buf + done, len - (size_t)done,
+				  (uint64_t)off + (uint64_t)done);
+	else
+		rest = cl_io_read(f->f_fs, &f->f_fid, &l, (uint8_t *)buf + done, len - (size_t)done,
+				  (uint64_t)off + (uint64_t)done);
+	if (rest < 0)
+		return done > 0 ? done : rest;
+	return done + rest;
 }
 
 NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off)
@@ -610,6 +620,9 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	/* Bytes read ahead of this range are about to be wrong. */
+	cl_ra_forget(f);
+	cl_ra_file_changed(f->f_fs, &f->f_fid);
 	pend_check(f);
 	if (f->f_pend) {
 		ssize_t n = cl_pend_write(f->f_fs, f->f_pend, buf, len, (uint64_t)off,
@@ -825,6 +838,9 @@ NACRE_API int nacre_close(struct nacre_file *f)
 		return 0;
 	fs = f->f_fs;
 	fid = f->f_fid;
+	/* Reads ahead in flight end before the handle goes (not under
+	 * fs_lock, which the last reference is dropped with). */
+	cl_ra_free(f);
 	pend_check(f);
 	if (f->f_pend) {
 		rc = cl_pend_close(fs, f->f_pend);

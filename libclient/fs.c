@@ -250,6 +250,10 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 	pthread_mutex_init(&fs->fs_lock, NULL);
 	fs->fs_timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
 	fs->fs_retry_ms = opts && opts->retry_ms > 0 ? opts->retry_ms : 60000;
+	if (!opts || opts->readahead_kb == 0)
+		fs->fs_ra_max = (uint64_t)CL_RA_DEFAULT_KB << 10;
+	else if (opts->readahead_kb > 0)
+		fs->fs_ra_max = (uint64_t)opts->readahead_kb << 10;
 	if (opts && opts->cred)
 		cl_cred_from(fs, opts->cred, &fs->fs_cred);
 	else

@@ -152,7 +152,11 @@ int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_l
 		const void *buf, size_t len, uint64_t off)
 {
 	/* Written from, never into: the cast only shares the loop. */
-	return plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off);
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off);
+
+	/* Reads ahead made while the bytes changed are suspect. */
+	cl_ra_file_changed(fs, fid);
+	return rc;
 }
 
 int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,

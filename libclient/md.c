@@ -293,6 +293,8 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	}
 	rc = cl_md_setattr(fs, &sa, attr);
 out_packed:
+	/* Bytes read ahead past the new end, or before it was cut, go. */
+	cl_ra_file_changed(fs, fid);
 	if (!rc)
 		cl_file_size_set(fs, fid, attr->a_size);
 	return rc;

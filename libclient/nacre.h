@@ -174,6 +174,11 @@ struct nacre_opts {
 	/** How long a closed packed file may wait on this client before its
 	 * batch is written and committed; 0: 1000 ms.  See nacre_sync(). */
 	int pack_flush_ms;
+	/** Sequential readahead per open file: how far ahead of a reader
+	 * that reads a file in order the chunks are read in the background,
+	 * in KiB; 0: 16384 (16 MiB), negative: none.  Read-ahead bytes are
+	 * dropped when this client writes or truncates the file. */
+	int readahead_kb;
 };
 
 /* ---- Connection ---- */
@@ -214,6 +219,15 @@ int nacre_ost_statfs(struct nacre_fs *fs, uint32_t index, struct nacre_statfs *s
  * @param osts receives a malloc'd array of *count entries; free() it.
  */
 int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsigned int *count);
+
+/** Counters of one connection's readahead, since nacre_connect(). */
+struct nacre_io_stats {
+	uint64_t ra_fetched;    /**< bytes read ahead from the OSTs */
+	uint64_t ra_served;     /**< bytes of reads served from what was read ahead */
+	uint64_t ra_dropped;    /**< bytes read ahead, then dropped unread (a seek,
+				 * a write, a read that failed) */
+};
+void nacre_io_stats(struct nacre_fs *fs, struct nacre_io_stats *st);
 
 /* ---- FID (inode) operations ---- */
 

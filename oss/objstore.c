@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -986,6 +987,118 @@ out_close_obj:
 out_unlock:
 	pthread_rwlock_unlock(lock);
 	return ret;
+}
+
+/*
+ * Checks blocks [first, last] of an object of @size bytes through a
+ * read-only mapping: no copy to user memory.  The caller holds the
+ * object's lock, so the file cannot shrink under the mapping.
+ */
+static int oss_blocks_check_mapped(int fd, int cfd, uint64_t size, uint64_t first,
+				   uint64_t last, uint64_t *bad_off)
+{
+	uint64_t start = first * OSS_CSUM_BLOCK;
+	uint64_t stop = (last + 1) * OSS_CSUM_BLOCK < size ? (last + 1) * OSS_CSUM_BLOCK : size;
+	uint32_t stack[OSS_CSUM_STACK], *crc;
+	const uint8_t *map;
+	int ret;
+
+	crc = oss_crcs_get(stack, last - first + 1);
+	if (!crc)
+		return -ENOMEM;
+	ret = oss_csum_load(cfd, first, (size_t)(last - first + 1), crc);
+	if (ret)
+		goto out_put_crcs;
+	/* Ask for the whole range at once: a cold range is read in large
+	 * requests instead of one fault's read-around at a time. */
+	posix_fadvise(fd, (off_t)start, (off_t)(stop - start), POSIX_FADV_WILLNEED);
+	map = mmap(NULL, (size_t)(stop - start), PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
+		   (off_t)start);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		goto out_put_crcs;
+	}
+	for (uint64_t b = first; b <= last; b++) {
+		uint64_t s = b * OSS_CSUM_BLOCK;
+
+		if (!oss_block_is_good(map + (s - start), oss_block_len(b, size),
+				       crc[b - first])) {
+			*bad_off = s;
+			ret = -NC_E_CHECKSUM;
+			break;
+		}
+	}
+	munmap((void *)(uintptr_t)map, (size_t)(stop - start));
+out_put_crcs:
+	oss_crcs_put(stack, crc);
+	return ret;
+}
+
+ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
+			  uint64_t off, size_t len, struct oss_read_hold *h)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	uint64_t bad_off = 0;
+	struct stat st;
+	ssize_t ret;
+	int fd, cfd;
+
+	h->rh_fd = -1;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	if (off >= (uint64_t)INT64_MAX)
+		return 0;
+	if (len > (uint64_t)INT64_MAX - off)
+		len = (size_t)((uint64_t)INT64_MAX - off);
+	pthread_rwlock_rdlock(lock);
+	fd = oss_obj_open(ost, fid, O_RDONLY);
+	if (fd < 0) {
+		ret = fd == -ENOENT ? 0 : fd;
+		goto out_unlock;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out_close_obj;
+	}
+	if (off >= (uint64_t)st.st_size || len == 0) {
+		ret = 0;
+		goto out_close_obj;
+	}
+	if (len > (uint64_t)st.st_size - off)
+		len = (size_t)((uint64_t)st.st_size - off);
+	cfd = oss_csum_open(ost, fid, O_RDONLY);
+	if (cfd < 0 && cfd != -ENOENT) {
+		ret = cfd;
+		goto out_close_obj;
+	}
+	ret = oss_blocks_check_mapped(fd, cfd, (uint64_t)st.st_size, off / OSS_CSUM_BLOCK,
+				      (off + len - 1) / OSS_CSUM_BLOCK, &bad_off);
+	if (cfd >= 0)
+		close(cfd);
+	if (ret == -NC_E_CHECKSUM)
+		nc_error("oss", "OST %u object " NC_FID_FMT ": checksum "
+			 "mismatch in the block at offset %" PRIu64,
+			 (unsigned int)ost->ost_index, NC_FID_ARGS(fid), bad_off);
+	if (ret)
+		goto out_close_obj;
+	h->rh_fd = fd;
+	h->rh_off = off;
+	h->rh_len = len;
+	pthread_rwlock_unlock(lock);
+	return (ssize_t)len;
+out_close_obj:
+	close(fd);
+out_unlock:
+	pthread_rwlock_unlock(lock);
+	return ret;
+}
+
+void oss_obj_read_release(struct oss_read_hold *h)
+{
+	if (h->rh_fd < 0)
+		return;
+	close(h->rh_fd);
+	h->rh_fd = -1;
 }
 
 int oss_obj_write(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,

@@ -67,6 +67,32 @@ const char *oss_ost_dir(const struct oss_ost *ost);
  * touches does not match its checksum (nothing is returned then). */
 ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
 		     uint64_t off, void *buf, size_t len);
+/*
+ * A verified range of an object, to be sent straight from the page cache
+ * (sendfile).  The object's file stays open until oss_obj_read_release();
+ * its lock is not held while the bytes are sent, so a slow peer never
+ * stalls writers: a write that races the send may show in the bytes sent,
+ * as in any read that overlaps a write, and a truncate that races it makes
+ * the send fail (the client retries the read).
+ */
+struct oss_read_hold {
+	int rh_fd;                      /* the object file; -1: nothing held */
+	uint64_t rh_off;
+	size_t rh_len;                  /* bytes to send from rh_off */
+};
+
+/*
+ * Checks every block [off, off + len) touches, as oss_obj_read() does, but
+ * copies nothing: the blocks are checked through a read-only mapping of
+ * the page cache, under the object's lock.  Returns the bytes held
+ * (0..len: 0 past the end or for a missing object, and then nothing is
+ * held) or -errno / -NC_E_CHECKSUM.  Release a hold with bytes with
+ * oss_obj_read_release().
+ */
+ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
+			  uint64_t off, size_t len, struct oss_read_hold *h);
+void oss_obj_read_release(struct oss_read_hold *h);
+
 /* Writes all of @buf (creating the object); 0 or -errno (-ENOSPC kept). */
 int oss_obj_write(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
 		  const void *buf, size_t len);

@@ -726,6 +726,10 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 		.attr_cache_ms = -1,
 		.pack_all = a->ma_pack,
 		.pack_max = (uint32_t)a->ma_pack_max,
+		/* The kernel reads ahead for the mount (read_ahead_kb), with
+		 * several reads of one file in flight at once and out of
+		 * order: libnacre's own stream detection would only churn. */
+		.readahead_kb = -1,
 	};
 	int code = MNT_EXIT_FAIL;
 	struct fuse_session *se;

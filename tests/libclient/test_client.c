@@ -1524,6 +1524,154 @@ static void test_pack_convert_gc(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/plain"), 0);
 }
 
+/* Reads @f from @off to @off + @len in @req-byte requests, in order. */
+static bool read_stream(struct nacre_file *f, const unsigned char *want, uint64_t off,
+			size_t len, size_t req, unsigned char *back)
+{
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < req ? len - done : req;
+
+		if (read_all(f, back, n, off + done) != (ssize_t)n ||
+		    memcmp(back, want + done, n) != 0)
+			return false;
+		done += n;
+	}
+	return true;
+}
+
+/* A directory whose files are laid out @k+@m over all four OSTs in
+ * 256 KiB chunks. */
+static void ra_dir(const char *path, uint32_t k, uint32_t m)
+{
+	struct nacre_layout req;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, path, 0755), 0);
+	memset(&req, 0, sizeof(req));
+	req.stripe_size = 256 * 1024;
+	req.stripe_count = N_OSS;
+	req.k = k;
+	req.m = m;
+	req.first_ost = NACRE_OST_ANY;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout(fs, path, &req), 0);
+}
+
+/* Sequential reads are served from what was read ahead, with the bytes
+ * right; random reads read nothing ahead; writes and truncates by any
+ * handle of the client drop what was read ahead of them. */
+static void test_readahead_one(const char *dir, uint32_t k, uint32_t m)
+{
+	const size_t len = 24 * 256 * 1024 + 4321, req = 64 * 1024;
+	unsigned char *data = malloc(len), *back = malloc(len), *patch = malloc(req);
+	struct nacre_file *f = NULL, *w = NULL;
+	struct nacre_io_stats a, b;
+	char path[64];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(patch);
+	ra_dir(dir, k, m);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fill_random(data, len, 7000 + k * 10 + m);
+	make_file(path, data, len);
+
+	/* A whole sequential pass: most of it comes from readahead. */
+	nacre_io_stats(fs, &a);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, path, O_RDONLY, 0, &f), 0);
+	CU_ASSERT(read_stream(f, data, 0, len, req, back));
+	nacre_io_stats(fs, &b);
+	CU_ASSERT(b.ra_served - a.ra_served >= len / 2);
+	CU_ASSERT(b.ra_fetched - a.ra_fetched >= b.ra_served - a.ra_served);
+	CU_ASSERT_EQUAL(nacre_pread(f, back, req, (off_t)len), 0);
+
+	/* Random reads: nothing read ahead. */
+	nacre_io_stats(fs, &a);
+	for (int i = 0; i < 40; i++) {
+		uint64_t off = ((uint64_t)i * 7919 * 4099) % (len - 100);
+
+		CU_ASSERT_EQUAL(read_all(f, back, 100, off), 100);
+		CU_ASSERT(memcmp(back, data + off, 100) == 0);
+	}
+	nacre_io_stats(fs, &b);
+	CU_ASSERT_EQUAL(b.ra_fetched, a.ra_fetched);
+
+	/* Another handle rewrites bytes ahead of the stream: the stream reads
+	 * the new bytes. */
+	CU_ASSERT(read_stream(f, data, 0, 4 * req, req, back));
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, path, O_WRONLY, 0, &w), 0);
+	fill_random(patch, req, 77);
+	CU_ASSERT_EQUAL(write_all(w, patch, req, 10 * req + 5), 0);
+	CU_ASSERT_EQUAL(nacre_close(w), 0);
+	memcpy(data + 10 * req + 5, patch, req);
+	CU_ASSERT(read_stream(f, data + 4 * req, 4 * req, 12 * req, req, back));
+
+	/* The same handle's own write, opened read-write. */
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, path, O_RDWR, 0, &f), 0);
+	CU_ASSERT(read_stream(f, data, 0, 4 * req, req, back));
+	fill_random(patch, req, 78);
+	CU_ASSERT_EQUAL(write_all(f, patch, 100, 6 * req), 0);
+	memcpy(data + 6 * req, patch, 100);
+	CU_ASSERT(read_stream(f, data + 4 * req, 4 * req, 8 * req, req, back));
+
+	/* A truncate through another path: what was read ahead past the new
+	 * end is not served. */
+	CU_ASSERT(read_stream(f, data, 0, 4 * req, req, back));
+	CU_ASSERT_EQUAL(nacre_truncate(fs, path, 5 * req), 0);
+	{
+		ssize_t n = nacre_pread(f, back, 2 * req, (off_t)(4 * req));
+
+		CU_ASSERT(n >= (ssize_t)req);
+		if (n >= (ssize_t)req)
+			CU_ASSERT(memcmp(back, data + 4 * req, req) == 0);
+		for (ssize_t i = (ssize_t)req; i < n; i++)
+			if (back[i] != 0) {
+				CU_FAIL("bytes past the truncation");
+				break;
+			}
+	}
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	/* Every handle closed: nothing stays in flight or held. */
+	CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, dir), 0);
+	free(data);
+	free(back);
+	free(patch);
+}
+
+static void test_readahead(void)
+{
+	struct nacre_opts off = { .readahead_kb = -1 };
+	const size_t len = 8 * S;
+	unsigned char *data = malloc(len), *back = malloc(len);
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_file *f = NULL;
+	struct nacre_io_stats st;
+
+	test_readahead_one("/ra_plain", 1, 0);
+	test_readahead_one("/ra_ec", 2, 1);
+	/* Turned off: the same reads, nothing read ahead. */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, len, 7100);
+	make_file("/ra_off", data, len);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &off, &fs2), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/ra_off", O_RDONLY, 0, &f), 0);
+	CU_ASSERT(read_stream(f, data, 0, len, 128 * 1024, back));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	nacre_io_stats(fs2, &st);
+	CU_ASSERT_EQUAL(st.ra_fetched, 0);
+	CU_ASSERT_EQUAL(st.ra_served, 0);
+	/* Closed in the middle of a stream: the reads in flight are waited
+	 * for, and dropped. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/ra_off", O_RDONLY, 0, &f), 0);
+	CU_ASSERT(read_stream(f, data, 0, 2 * S, S / 2, back));
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	nacre_disconnect(fs2);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ra_off"), 0);
+	free(data);
+	free(back);
+}
+
 /* The pack that holds @path (0: none). */
 static uint64_t pack_of(const char *path)
 {
@@ -1800,6 +1948,7 @@ int main(void)
 	    !CU_add_test(suite, "xattrs", test_xattrs) ||
 	    !CU_add_test(suite, "unlink and object destruction", test_unlink_open) ||
 	    !CU_add_test(suite, "concurrent writers and readers", test_concurrency) ||
+	    !CU_add_test(suite, "sequential readahead", test_readahead) ||
 	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||

@@ -671,6 +671,75 @@ static void test_csum_corruption(void)
 	oss_ost_close(ost);
 }
 
+/* Reads @h's bytes back through its file, as the sender would. */
+static bool hold_matches(const struct oss_read_hold *h, const unsigned char *want)
+{
+	unsigned char *got = malloc(h->rh_len ? h->rh_len : 1);
+	bool same;
+
+	if (!got)
+		return false;
+	same = pread(h->rh_fd, got, h->rh_len, (off_t)h->rh_off) == (ssize_t)h->rh_len &&
+	       memcmp(got, want, h->rh_len) == 0;
+	free(got);
+	return same;
+}
+
+/* oss_obj_read_hold() checks what oss_obj_read() checks, copying nothing. */
+static void test_read_hold(void)
+{
+	enum { LEN = 6 * BLK + 1000 };
+	struct nc_fid fid = { 0x200000401ull, 0x62ull };
+	struct nc_fid none = { 0x200000401ull, 0x63ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char data[LEN];
+	struct oss_read_hold h;
+
+	fill_random(data, sizeof(data));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, LEN), 0);
+	/* Whole, unaligned, and clipped at the end. */
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, LEN, &h), LEN);
+	CU_ASSERT(hold_matches(&h, data));
+	oss_obj_read_release(&h);
+	CU_ASSERT_EQUAL(h.rh_fd, -1);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, BLK + 7, 2 * BLK, &h), 2 * BLK);
+	CU_ASSERT_EQUAL(h.rh_off, BLK + 7);
+	CU_ASSERT(hold_matches(&h, data + BLK + 7));
+	oss_obj_read_release(&h);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, LEN - 10, 100, &h), 10);
+	CU_ASSERT(hold_matches(&h, data + LEN - 10));
+	oss_obj_read_release(&h);
+	/* Past the end, a missing object, nothing asked: nothing held. */
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, LEN, 100, &h), 0);
+	CU_ASSERT_EQUAL(h.rh_fd, -1);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &none, 0, 100, &h), 0);
+	CU_ASSERT_EQUAL(h.rh_fd, -1);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, 0, &h), 0);
+	oss_obj_read_release(&h);       /* a no-op */
+	/* A bad byte fails every range that touches its block, only those. */
+	flip_byte(dir, &fid, 2 * BLK + 17, "");
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, LEN, &h), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(h.rh_fd, -1);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 2 * BLK + 4000, 1, &h), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, BLK, BLK + 1, &h), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, 2 * BLK, &h), 2 * BLK);
+	CU_ASSERT(hold_matches(&h, data));
+	oss_obj_read_release(&h);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 3 * BLK, LEN, &h), LEN - 3 * BLK);
+	CU_ASSERT(hold_matches(&h, data + 3 * BLK));
+	oss_obj_read_release(&h);
+	/* A bad checksum entry, and the partial last block. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 2 * BLK, data + 2 * BLK, BLK), 0);
+	flip_byte(dir, &fid, LEN - 1, "");
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, LEN - 5, 5, &h), -NC_E_CHECKSUM);
+	flip_byte(dir, &fid, 4 * 4 + 1, ".crc");
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 4 * BLK + 1, 1, &h), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, 4 * BLK, &h), 4 * BLK);
+	oss_obj_read_release(&h);
+	oss_ost_close(ost);
+}
+
 /* A partial rewrite of a bad block must not make its old bytes pass. */
 static void test_csum_partial_rewrite(void)
 {
@@ -1028,6 +1097,7 @@ int main(void)
 	    !CU_add_test(suite, "partial rewrite of a bad block",
 			 test_csum_partial_rewrite) ||
 	    !CU_add_test(suite, "checksums of holes", test_csum_holes) ||
+	    !CU_add_test(suite, "verified reads without a copy", test_read_hold) ||
 	    !CU_add_test(suite, "verify in windows", test_verify_large) ||
 	    !CU_add_test(suite, "readers racing a writer", test_csum_race)) {
 		CU_cleanup_registry();

@@ -510,6 +510,24 @@ static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 	return rc;
 }
 
+/* Room in the buffer for a file of @len bytes after a flush (which leaves
+ * at most a chunk of padding before it): pack_max may reach 64 MiB, more
+ * than the buffer's usual size. */
+static int pk_buf_fit(struct cl_packer *k, size_t len)
+{
+	size_t need = (size_t)k->k_layout.l_stripe_size + len;
+	uint8_t *nb;
+
+	if (need <= k->k_buf_cap)
+		return 0;
+	nb = realloc(k->k_buf, need);
+	if (!nb)
+		return -ENOMEM;
+	k->k_buf = nb;
+	k->k_buf_cap = need;
+	return 0;
+}
+
 /* Appends @p's bytes to the pack buffer. */
 static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p)
 {
@@ -521,6 +539,9 @@ static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_p
 		if (rc)
 			return rc;
 	}
+	rc = pk_buf_fit(k, p->p_len);
+	if (rc)
+		return rc;
 	for (int pass = 0; pass < 2; pass++) {
 		chunk = k->k_layout.l_stripe_size;
 		pos = k->k_next;

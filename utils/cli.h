@@ -26,6 +26,9 @@
 #define CLI_MAX_CONNS 16
 /* Nacre mounts considered when no PATH is given. */
 #define CLI_MAX_MOUNTS 64
+/* The names a mount gives open unlinked files (libclient/file.c): tree
+ * walks skip them, as the file goes with its last close. */
+#define CLI_HIDDEN_PREFIX ".nacre-hidden-"
 
 struct cli_ctx;
 
@@ -75,6 +78,8 @@ int cmd_getstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_osts(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_pack(struct cli_ctx *ctx, int argc, char **argv);
+/* `nacre pack [convert]` (cmd_pack_convert.c), dispatched by cmd_pack(). */
+int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_rebuild(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_scrub(struct cli_ctx *ctx, int argc, char **argv);
 
@@ -127,6 +132,40 @@ int cli_parse_long(const char *s, long *out);
 /* "1.5G", "512.0K", "37B": powers of 1024 with one decimal, as lfs df -h. */
 void cli_format_human(uint64_t bytes, char *buf, size_t len);
 
+/* ---- cli_util.c: packing templates ---- */
+
+/* The largest pack_max the MDS accepts in a template. */
+#define CLI_PACK_MAX_LIMIT (64u << 20)
+
+/*
+ * A --pack-max SIZE: 1 byte to CLI_PACK_MAX_LIMIT, with an optional K or M
+ * suffix.  0 is refused rather than read as the default, so that a typo
+ * never silently means 1 MiB.  0 or -EINVAL.
+ */
+int cli_parse_pack_max(const char *s, uint32_t *out);
+/* The message for a --pack-max that cli_parse_pack_max() refused. */
+int cli_pack_max_err(const struct cli_ctx *ctx, const char *arg);
+
+/* The largest file the directory template @l packs (its pack_max, 0 read
+ * as NACRE_PACK_MAX_DEFAULT), or 0 when it does not pack. */
+uint32_t cli_template_pack_max(const struct nacre_layout *l);
+
+/* Turns packing on in the directory template @l, with @pack_max (0: the
+ * template's own, or the default when it had none), or off (@on false),
+ * pack_max cleared too.  The rest of the template is untouched. */
+void cli_template_set_pack(struct nacre_layout *l, bool on, uint32_t pack_max);
+
+/*
+ * Turns packing on for the new files of directory @dir as `nacre setstripe
+ * --pack [--pack-max SIZE]` does (@pack_max 0: keep the directory's own),
+ * leaving the rest of its template as it is; nothing is sent when packing
+ * is already on with that limit.  *@eff receives the pack_max the MDS now
+ * holds.  0, a libnacre error, or -EOPNOTSUPP when the MDS did not keep
+ * packing on (it predates packing).
+ */
+int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
+		    uint32_t pack_max, uint32_t *eff);
+
 /* ---- cli_util.c: JSON ---- */
 
 #define CLI_JSON_DEPTH 16
@@ -154,6 +193,9 @@ void cli_json_u64(struct cli_json *js, uint64_t v);
 void cli_json_i64(struct cli_json *js, int64_t v);
 void cli_json_bool(struct cli_json *js, bool v);
 void cli_json_null(struct cli_json *js);
+/* The shortest decimal that reads back as @v ("0.9", "1.0", "2.5e-07");
+ * null for a NaN or an infinity, which JSON has no number for. */
+void cli_json_double(struct cli_json *js, double v);
 /* Ends a top-level document with a newline. */
 void cli_json_end(struct cli_json *js);
 
@@ -161,6 +203,7 @@ void cli_json_end(struct cli_json *js);
 void cli_json_kv_str(struct cli_json *js, const char *key, const char *s);
 void cli_json_kv_u64(struct cli_json *js, const char *key, uint64_t v);
 void cli_json_kv_i64(struct cli_json *js, const char *key, int64_t v);
+void cli_json_kv_double(struct cli_json *js, const char *key, double v);
 
 /* Writes @s as a JSON string literal (quotes included) to @out. */
 void cli_json_write_string(FILE *out, const char *s);

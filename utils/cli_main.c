@@ -61,14 +61,28 @@ static const struct cli_cmd cli_cmds[] = {
 	{
 		.cc_name = "pack",
 		.cc_fn = cmd_pack,
-		.cc_summary = "show the packs that hold small files",
-		.cc_usage = "stats [-v] [--json] [PATH]",
+		.cc_summary = "move small files into packs, compact packs, show them",
+		.cc_usage = "[convert] [--pack-max SIZE] [-v] [--json] PATH...\n"
+			"       nacre pack gc [--threshold F] [--json] [PATH]\n"
+			"       nacre pack stats [-v] [--json] [PATH]",
 		.cc_help =
+			"  convert               move the regular files under each PATH into\n"
+			"                        packs, and make its directories pack their\n"
+			"                        new files (nacre pack DIR is nacre pack\n"
+			"                        convert DIR; reach a directory named like a\n"
+			"                        subcommand as ./NAME)\n"
+			"    --pack-max SIZE     the largest file to pack, 1 byte to 64M\n"
+			"    -v, --verbose       also one line per file\n"
+			"  gc                    move the files of sealed packs whose live\n"
+			"                        fraction is below F to new packs; the MDS\n"
+			"                        destroys the emptied ones after 5 minutes\n"
+			"    --threshold F       above 0, at most 1 (default 0.5)\n"
 			"  stats                 packs, sealed and open, size, live and dead\n"
 			"                        bytes, live fraction and files\n"
 			"    -v, --verbose       also one line per pack\n"
-			"    --json              one JSON object per filesystem\n"
-			"Without PATH every mounted nacre filesystem is shown.\n",
+			"  --json                JSON output\n"
+			"Without PATH, gc and stats act on every mounted nacre filesystem.\n"
+			"See nacre pack SUBCOMMAND --help.\n",
 	},
 	{
 		.cc_name = "osts",

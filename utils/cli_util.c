@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,81 @@ void cli_format_human(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.1f%c", v, units[u]);
 }
 
+/* ---- packing templates ---- */
+
+int cli_parse_pack_max(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_size(s, &v) || v < 1 || v > CLI_PACK_MAX_LIMIT)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_pack_max_err(const struct cli_ctx *ctx, const char *arg)
+{
+	return cli_usage_err(ctx, "invalid pack max '%s' (1 to 64M bytes, K or M suffix)",
+			     arg);
+}
+
+uint32_t cli_template_pack_max(const struct nacre_layout *l)
+{
+	if (!(l->flags & NACRE_LAYOUT_PACK))
+		return 0;
+	return l->pack_max ? l->pack_max : NACRE_PACK_MAX_DEFAULT;
+}
+
+void cli_template_set_pack(struct nacre_layout *l, bool on, uint32_t pack_max)
+{
+	if (!on) {
+		l->flags &= ~NACRE_LAYOUT_PACK;
+		l->pack_max = 0;
+		return;
+	}
+	/* A template that did not pack has no limit of its own: 0 lets the
+	 * MDS apply the default. */
+	if (!(l->flags & NACRE_LAYOUT_PACK))
+		l->pack_max = 0;
+	l->flags |= NACRE_LAYOUT_PACK;
+	if (pack_max)
+		l->pack_max = pack_max;
+}
+
+int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
+		    uint32_t pack_max, uint32_t *eff)
+{
+	struct nacre_layout cur, l;
+	int rc;
+
+	rc = nacre_getlayout_fid(fs, dir, &cur);
+	if (rc)
+		return rc;
+	if (cli_template_pack_max(&cur) &&
+	    (!pack_max || cur.pack_max == pack_max)) {
+		*eff = cli_template_pack_max(&cur);
+		return 0;
+	}
+	/* The template as it is, less what only a file's layout has. */
+	l = cur;
+	l.shard_count = 0;
+	l.pack_id = l.pack_off = l.pack_len = 0;
+	l.flags &= NACRE_LAYOUT_PACK;
+	cli_template_set_pack(&l, true, pack_max);
+	rc = nacre_setlayout_fid(fs, NULL, dir, &l);
+	if (rc)
+		return rc;
+	/* An MDS from before packing may take the template and drop the
+	 * flag: say so rather than report a success that packs nothing. */
+	rc = nacre_getlayout_fid(fs, dir, &cur);
+	if (rc)
+		return rc;
+	if (!cli_template_pack_max(&cur))
+		return -EOPNOTSUPP;
+	*eff = cli_template_pack_max(&cur);
+	return 0;
+}
+
 /* ---- JSON ---- */
 
 void cli_json_init(struct cli_json *js, FILE *out)
@@ -331,6 +407,36 @@ void cli_json_null(struct cli_json *js)
 	fputs("null", js->js_out);
 }
 
+/* The shortest "%g" form that reads back as @v, with ".0" after a whole
+ * number so that readers telling integers from reals see a real. */
+static void cli_format_double(double v, char *buf, size_t len)
+{
+	int prec;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (prec == 17)
+		snprintf(buf, len, "%.17g", v);
+	if (!strpbrk(buf, ".e"))
+		strncat(buf, ".0", len - strlen(buf) - 1);
+}
+
+void cli_json_double(struct cli_json *js, double v)
+{
+	char buf[40];
+
+	if (!isfinite(v)) {
+		cli_json_null(js);
+		return;
+	}
+	cli_format_double(v, buf, sizeof(buf));
+	cli_json_sep(js);
+	fputs(buf, js->js_out);
+}
+
 void cli_json_end(struct cli_json *js)
 {
 	fputc('\n', js->js_out);
@@ -352,6 +458,12 @@ void cli_json_kv_i64(struct cli_json *js, const char *key, int64_t v)
 {
 	cli_json_key(js, key);
 	cli_json_i64(js, v);
+}
+
+void cli_json_kv_double(struct cli_json *js, const char *key, double v)
+{
+	cli_json_key(js, key);
+	cli_json_double(js, v);
 }
 
 /* ---- finding filesystems ---- */

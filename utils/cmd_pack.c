@@ -9,6 +9,16 @@
  * use them (live) and the rest (dead: rewritten, truncated or unlinked
  * files, and alignment gaps), the live fraction and the files; -v adds one
  * line per pack.
+ *
+ *   nacre pack [convert] ...
+ *
+ * is in cmd_pack_convert.c.
+ *
+ *   nacre pack gc [--threshold F] [PATH]
+ *
+ * compacts the sealed packs whose live fraction is below F
+ * (nacre_pack_gc()): their files move to new packs and the emptied packs
+ * go, after the MDS's grace period.
  */
 #include "config.h"
 
@@ -17,6 +27,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -26,8 +37,12 @@
  * fails rather than hold an unbounded list. */
 #define PACK_LIST_MAX (1u << 22)
 
+/* pack gc's threshold when none is given. */
+#define PACK_GC_THRESHOLD_DEFAULT 0.5
+
 enum {
 	PACK_OPT_VERBOSE = 'v',
+	PACK_OPT_THRESHOLD = 0x200,
 };
 
 /* What one filesystem's packs add up to. */
@@ -178,22 +193,15 @@ static void pack_print_totals(const struct pack_totals *pt)
 
 /* ---- JSON ---- */
 
-/*
- * "KEY": live / size as a JSON number, null for nothing to divide.  The
- * writer has no floating-point value, so the number follows its key
- * directly (a key leaves the writer expecting exactly one value).
- */
+/* "KEY": live / size, null for nothing to divide. */
 static void pack_json_fraction(struct cli_json *js, const char *key,
 			       uint64_t live, uint64_t size)
 {
-	if (size == 0) {
-		cli_json_key(js, key);
-		cli_json_null(js);
-		return;
-	}
 	cli_json_key(js, key);
-	fprintf(js->js_out, "%.6f", (double)live / (double)size);
-	js->js_after_key = false;
+	if (size == 0)
+		cli_json_null(js);
+	else
+		cli_json_double(js, (double)live / (double)size);
 }
 
 static void pack_json_list(struct cli_json *js, const struct pack_list *pl)
@@ -305,11 +313,136 @@ static int pack_stats(struct cli_ctx *ctx, int argc, char **argv)
 				  &verbose);
 }
 
+/* ---- pack gc ---- */
+
+/* --threshold F: a plain decimal above 0 and at most 1 (strtod alone
+ * would take blanks, hex, "inf" and "nan"). */
+static int pack_parse_threshold(struct cli_ctx *ctx, const char *arg,
+				double *out)
+{
+	bool ok = *arg && strspn(arg, "0123456789.") == strlen(arg);
+	char *end;
+	double v = 0;
+
+	if (ok) {
+		errno = 0;
+		v = strtod(arg, &end);
+		ok = !errno && !*end && v > 0 && v <= 1;
+	}
+	if (!ok)
+		return cli_usage_err(ctx, "invalid threshold '%s' (a live fraction above 0 and at most 1)",
+				     arg);
+	*out = v;
+	return CLI_OPT_CONTINUE;
+}
+
+/* One filesystem; @arg: the threshold. */
+static int pack_gc_one(struct cli_ctx *ctx, struct cli_target *t,
+		       struct cli_json *js, bool many, void *arg)
+{
+	double threshold = *(double *)arg;
+	const char *fsname = nacre_fs_name(t->tg_fs);
+	uint64_t moved = 0, freed = 0;
+	int rc;
+
+	rc = nacre_pack_gc(t->tg_fs, threshold, &moved, &freed);
+	if (rc)
+		return cli_err(ctx, "%s: compacting packs: %s (%" PRIu64
+			       " files moved and %" PRIu64 " packs emptied before)",
+			       fsname, nacre_strerror(rc), moved, freed);
+	if (js) {
+		cli_json_obj_begin(js);
+		cli_json_kv_str(js, "filesystem", fsname);
+		cli_json_key(js, "mount");
+		if (t->tg_mount[0])
+			cli_json_str(js, t->tg_mount);
+		else
+			cli_json_null(js);
+		cli_json_kv_double(js, "threshold", threshold);
+		cli_json_kv_u64(js, "files_moved", moved);
+		cli_json_kv_u64(js, "packs_emptied", freed);
+		cli_json_obj_end(js);
+		return 0;
+	}
+	if (many)
+		printf("%s (%s):\n", fsname, t->tg_mount[0] ? t->tg_mount :
+		       nacre_fs_mds_addr(t->tg_fs));
+	printf("files_moved:   %" PRIu64 "\n", moved);
+	printf("packs_emptied: %" PRIu64 "\n", freed);
+	return 0;
+}
+
+static int pack_gc(struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "threshold", required_argument, NULL, PACK_OPT_THRESHOLD },
+		{ NULL, 0, NULL, 0 },
+	};
+	double threshold = PACK_GC_THRESHOLD_DEFAULT;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == PACK_OPT_THRESHOLD)
+			rc = pack_parse_threshold(ctx, optarg, &threshold);
+		else
+			rc = cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c,
+					    argv);
+		if (rc != CLI_OPT_CONTINUE)
+			return rc;
+	}
+	if (argc - optind > 1)
+		return cli_usage_err(ctx, "too many arguments");
+	return cli_targets_report(ctx, optind < argc ? argv[optind] : NULL,
+				  pack_gc_one, &threshold);
+}
+
 /* ---- the pack command group ---- */
 
 /* The subcommands of `nacre pack`; each runs as its own command, so that
- * its messages say "nacre pack stats: ..." and --help shows its usage. */
+ * its messages say "nacre pack stats: ..." and --help shows its usage.
+ * The first is the default (`nacre pack DIR`). */
 static const struct cli_cmd pack_cmds[] = {
+	{
+		.cc_name = "pack convert",
+		.cc_fn = cmd_pack_convert,
+		.cc_summary = "move existing small files into packs, in place",
+		.cc_usage = "[--pack-max SIZE] [-v] [--json] PATH...",
+		.cc_help =
+			"  --pack-max SIZE       the largest file to pack, K/M suffixes, 1 byte\n"
+			"                        to 64M; also set as the directories' pack_max\n"
+			"                        (default: a directory's own pack_max when it\n"
+			"                        packs already, else 1M)\n"
+			"  -v, --verbose         also one line per file: packed, already packed,\n"
+			"                        too large, busy or error\n"
+			"  --json                one JSON object with the counts (with -v, the\n"
+			"                        files)\n"
+			"Each PATH is a regular file or a directory, whose whole tree is\n"
+			"converted (symbolic links are not followed).  Every directory converted\n"
+			"is made to pack its new files, as by setstripe --pack, so that small\n"
+			"files created there later are packed too (a mount notices within 10 s).\n"
+			"Files larger than the limit keep their objects.  Exit status 1 when a\n"
+			"file could not be packed, busy (changed while it was read) included.\n"
+			"`nacre pack DIR` is `nacre pack convert DIR`; a directory named like a\n"
+			"subcommand (stats, gc, convert) is reached as ./NAME.\n",
+	},
+	{
+		.cc_name = "pack gc",
+		.cc_fn = pack_gc,
+		.cc_summary = "compact the packs that are mostly dead bytes",
+		.cc_usage = "[--threshold F] [--json] [PATH]",
+		.cc_help =
+			"  --threshold F         compact the sealed packs whose live fraction is\n"
+			"                        below F (above 0, at most 1; default 0.5)\n"
+			"  --json                one JSON object per filesystem\n"
+			"The files of those packs move to new packs.  The MDS destroys an\n"
+			"emptied pack after a 5-minute grace (for readers that opened a file\n"
+			"before it moved): until then pack stats still lists it, with live 0.\n"
+			"Open packs, still being filled, are left alone: a pack is sealed when\n"
+			"full (256 MiB), when its client disconnects (a mount: at unmount), or\n"
+			"after an hour untouched.  Without PATH every mounted nacre filesystem\n"
+			"is compacted.\n",
+	},
 	{
 		.cc_name = "pack stats",
 		.cc_fn = pack_stats,
@@ -324,6 +457,7 @@ static const struct cli_cmd pack_cmds[] = {
 
 #define PACK_NCMDS (sizeof(pack_cmds) / sizeof(pack_cmds[0]))
 #define PACK_PREFIX "pack "
+#define PACK_DEFAULT (&pack_cmds[0])
 
 static const struct cli_cmd *pack_cmd_find(const char *name)
 {
@@ -335,6 +469,29 @@ static const struct cli_cmd *pack_cmd_find(const char *name)
 	return NULL;
 }
 
+/*
+ * Whether @arg, which names no subcommand, is taken for a mistyped one
+ * rather than the PATH of `nacre pack PATH`: a bare name that exists
+ * nowhere.  With --mds, PATHs are inside the filesystem and are left to
+ * pack convert to find.
+ */
+static bool pack_is_typo(const struct cli_ctx *ctx, const char *arg)
+{
+	struct stat st;
+
+	return !ctx->cx_mds && !strchr(arg, '/') && lstat(arg, &st) &&
+	       errno == ENOENT;
+}
+
+/* Runs pack convert, the default subcommand, over the whole of @argv:
+ * the options already read are read again. */
+static int pack_run_default(struct cli_ctx *ctx, int argc, char **argv)
+{
+	ctx->cx_cmd = PACK_DEFAULT;
+	cli_opt_reset();
+	return PACK_DEFAULT->cc_fn(ctx, argc, argv);
+}
+
 int cmd_pack(struct cli_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -344,18 +501,23 @@ int cmd_pack(struct cli_ctx *ctx, int argc, char **argv)
 	const struct cli_cmd *sub;
 	int c, rc;
 
-	/* "+": stop at the subcommand, whose options are its own. */
+	/* "+": stop at the subcommand, whose options are its own.  An option
+	 * the group does not know is pack convert's (`nacre pack -v DIR`). */
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return pack_run_default(ctx, argc, argv);
 		rc = cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c, argv);
 		if (rc != CLI_OPT_CONTINUE)
 			return rc;
 	}
 	if (optind >= argc)
-		return cli_usage_err(ctx, "missing subcommand (see nacre help pack)");
+		return cli_usage_err(ctx, "missing subcommand or PATH (see nacre help pack)");
 	sub = pack_cmd_find(argv[optind]);
-	if (!sub)
-		return cli_usage_err(ctx, "unknown subcommand '%s' (see nacre help pack)",
+	if (!sub && pack_is_typo(ctx, argv[optind]))
+		return cli_usage_err(ctx, "'%s' is neither a subcommand nor an existing path (see nacre help pack)",
 				     argv[optind]);
+	if (!sub)
+		return pack_run_default(ctx, argc, argv);
 	ctx->cx_cmd = sub;
 	argc -= optind;
 	argv += optind;

@@ -31,7 +31,6 @@
 
 #include "cli.h"
 
-#define REPAIR_HIDDEN_PREFIX ".nacre-hidden-"
 /* Entries asked for per nacre_readdir_fid() call. */
 #define REPAIR_READDIR_BATCH 128
 /* The progress line is redrawn at most this often. */
@@ -232,8 +231,8 @@ static void repair_subs_free(struct repair_subs *s)
 static bool repair_name_skipped(const char *name)
 {
 	return !strcmp(name, ".") || !strcmp(name, "..") ||
-	       !strncmp(name, REPAIR_HIDDEN_PREFIX,
-			sizeof(REPAIR_HIDDEN_PREFIX) - 1);
+	       !strncmp(name, CLI_HIDDEN_PREFIX,
+			sizeof(CLI_HIDDEN_PREFIX) - 1);
 }
 
 /* @dir + "/" + @name into @buf; false (reported) when it does not fit. */

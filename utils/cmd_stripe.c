@@ -28,8 +28,6 @@
 /* The widest codes the MDS accepts (and isa-l encodes quickly). */
 #define STRIPE_MAX_K 16
 #define STRIPE_MAX_M 4
-/* The largest pack_max the MDS accepts in a template. */
-#define STRIPE_PACK_MAX_LIMIT (64u << 20)
 /* getopt_long values of the long-only options. */
 enum {
 	STRIPE_OPT_PACK = 0x200,
@@ -83,12 +81,6 @@ static bool stripe_packs(const struct nacre_layout *l, bool dir)
 	return dir && (l->flags & NACRE_LAYOUT_PACK);
 }
 
-/* A packing template's largest packed file, 0 read as the default. */
-static uint32_t stripe_pack_max(const struct nacre_layout *l)
-{
-	return l->pack_max ? l->pack_max : NACRE_PACK_MAX_DEFAULT;
-}
-
 /* The FID naming the objects of a file: its own, or its pack's. */
 static void stripe_objid(const struct nacre_fid *fid, bool dir,
 			 const struct nacre_layout *l, char *buf)
@@ -113,7 +105,7 @@ static void stripe_json_template_pack(struct cli_json *js,
 	cli_json_bool(js, stripe_packs(l, true));
 	cli_json_key(js, "pack_max");
 	if (stripe_packs(l, true))
-		cli_json_u64(js, stripe_pack_max(l));
+		cli_json_u64(js, cli_template_pack_max(l));
 	else
 		cli_json_null(js);
 }
@@ -227,7 +219,7 @@ static void stripe_print_dir(const char *path, const struct nacre_layout *l)
 	printf("stripe_count: %s stripe_size: %s pattern: %s stripe_offset: %" PRId64
 	       "\n", count, size, pattern, stripe_first_ost(l, true));
 	if (stripe_packs(l, true))
-		printf("pack: on, pack_max %" PRIu32 "\n", stripe_pack_max(l));
+		printf("pack: on, pack_max %" PRIu32 "\n", cli_template_pack_max(l));
 }
 
 static void stripe_print(struct cli_json *js, const char *path,
@@ -400,17 +392,11 @@ static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
 	return CLI_OPT_CONTINUE;
 }
 
-/* --pack-max SIZE: 0 is refused rather than read as the default, so that
- * a typo never silently means 1 MiB. */
 static int setstripe_parse_pack_max(struct cli_ctx *ctx, const char *arg,
 				    struct stripe_req *req)
 {
-	uint64_t v;
-
-	if (cli_parse_size(arg, &v) || v < 1 || v > STRIPE_PACK_MAX_LIMIT)
-		return cli_usage_err(ctx, "invalid pack max '%s' (1 to 64M bytes, K or M suffix)",
-				     arg);
-	req->sr_pack_max = (uint32_t)v;
+	if (cli_parse_pack_max(arg, &req->sr_pack_max))
+		return cli_pack_max_err(ctx, arg);
 	req->sr_has_pack_max = true;
 	return CLI_OPT_CONTINUE;
 }
@@ -624,14 +610,11 @@ static void setstripe_remove(struct cli_ctx *ctx, const char *path)
 static void setstripe_build_pack(const struct stripe_req *req,
 				 struct nacre_layout *l)
 {
-	if (req->sr_no_pack) {
-		l->flags &= ~NACRE_LAYOUT_PACK;
-		l->pack_max = 0;
-	} else if (req->sr_pack) {
-		l->flags |= NACRE_LAYOUT_PACK;
-		if (req->sr_has_pack_max)
-			l->pack_max = req->sr_pack_max;
-	}
+	if (req->sr_no_pack)
+		cli_template_set_pack(l, false, 0);
+	else if (req->sr_pack)
+		cli_template_set_pack(l, true, req->sr_has_pack_max ?
+				      req->sr_pack_max : 0);
 }
 
 /* Only directories pack their new files. */
@@ -698,7 +681,7 @@ static int setstripe_check_packs(struct cli_ctx *ctx, const char *path,
 	rc = nacre_getlayout_fid(t->tg_fs, &t->tg_fid, &l);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
-	if (!stripe_packs(&l, true))
+	if (!cli_template_pack_max(&l))
 		return cli_err(ctx, "%s: the MDS did not keep packing on (it may predate packing)",
 			       path);
 	return 0;

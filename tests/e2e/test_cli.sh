@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # nacre end-to-end: the `nacre` command line tool against a live mount: df,
-# osts, getstripe, setstripe (packing included), pack stats, and its exit
-# codes and messages for bad input.
+# osts, getstripe, setstripe (packing included), pack stats, convert and gc,
+# and its exit codes and messages for bad input.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -427,7 +427,7 @@ test_14()
 	cat "$WORK/bad.err"
 	assert_eq "$rc" "1" "exit status of pack stats outside nacre"
 	grep "not on a nacre filesystem" "$WORK/bad.err" > /dev/null
-	"$NACRE" help pack | grep -F "usage: nacre pack stats" > /dev/null
+	"$NACRE" help pack | grep -E "^(usage:|      ) nacre pack stats " > /dev/null
 	"$NACRE" pack stats --help | grep -F -- "--verbose" > /dev/null
 	"$NACRE" --help | grep -E '^  pack ' > /dev/null
 }
@@ -558,5 +558,363 @@ test_16()
 	cmp "$WORK/lim-small" "$MNT/lim/after$LIM_N"
 }
 run_test 16 "files above --pack-max, or created after --no-pack, are not packed" test_16
+
+# ---- nacre pack convert and nacre pack gc
+
+# conv_tree DIR: the tree test 17 converts, in DIR: 40 small files of
+# sizes from 0 to about 120 KiB over three levels, and one of 1.5 MiB,
+# above the default pack_max.
+conv_tree()
+{
+	python3 - "$1" <<'PYEOF'
+import os, random, sys
+top = sys.argv[1]
+dirs = ["", "d1", "d1/d2", "e1"]
+sizes = [0, 1, 4095, 4096, 4097, 65536, 0]
+for d in dirs:
+    os.makedirs(os.path.join(top, d), exist_ok=True)
+for i in range(40):
+    size = sizes[i] if i < len(sizes) else (i * 7919) % (120 * 1024)
+    with open(os.path.join(top, dirs[i % 4], "f%02d" % i), "wb") as f:
+        f.write(random.Random(1700 + i).randbytes(size))
+with open(os.path.join(top, "d1", "big"), "wb") as f:
+    f.write(random.Random(1799).randbytes(1536 * 1024))
+PYEOF
+}
+
+# packed_states JSON: "PATH STATE" per file of a getstripe --json array,
+# STATE true or false.
+packed_states()
+{
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for x in (d if isinstance(d, list) else [d]):
+    print(x["path"], "true" if x["packed"] else "false")
+'
+}
+
+# same_files REF DIR: every file under REF is in DIR with the same bytes,
+# read past the page cache.
+same_files()
+{
+	local f
+	while read -r f; do
+		cmp_uncached "$1/$f" "$2/$f" || _e2e_assert_failed "$2/$f differs"
+	done < <(cd "$1" && find . -type f | sort)
+}
+
+test_17()
+{
+	local json out=$WORK/conv.txt small=40 f p paths
+	conv_tree "$WORK/conv"
+	mkdir "$MNT/conv" "$MNT/conv-out"
+	cp -r "$WORK/conv/." "$MNT/conv/"
+	mkdata "$WORK/conv-out" 2000 1798
+	cp "$WORK/conv-out" "$MNT/conv-out/outside"
+	# Links are not followed: neither to a file nor to a directory.
+	ln -s f01 "$MNT/conv/link"
+	ln -s ../../conv-out "$MNT/conv/d1/out"
+	(cd "$WORK/conv" && find . -type f | sort) > "$WORK/conv.files"
+	assert_eq "$(wc -l < "$WORK/conv.files")" "$((small + 1))" "files of the tree"
+	# Written with packing off: nothing is packed.
+	assert_eq "$("$NACRE" getstripe --json "$MNT/conv" | jget 'd["pack"]')" "false" \
+		"packing of the directory before"
+	mapfile -t paths < <(sed "s|^\./|$MNT/conv/|" "$WORK/conv.files")
+	"$NACRE" getstripe --json "${paths[@]}" | packed_states > "$WORK/conv.before"
+	assert_eq "$(grep -c ' false$' "$WORK/conv.before")" "$((small + 1))" "unpacked files before"
+	# The short form: nacre pack DIR.
+	"$NACRE" pack "$MNT/conv" > "$out"
+	cat "$out"
+	grep -xE "packed: +$small" "$out" > /dev/null
+	grep -xE "already_packed: +0" "$out" > /dev/null
+	grep -xE "too_large: +1" "$out" > /dev/null
+	grep -xE "busy: +0" "$out" > /dev/null
+	grep -xE "errors: +0" "$out" > /dev/null
+	grep -xE "directories: +4" "$out" > /dev/null
+	"$NACRE" getstripe --json "${paths[@]}" | packed_states > "$WORK/conv.after"
+	while read -r f; do
+		p=$MNT/conv/${f#./}
+		if [ "$f" = ./d1/big ]; then
+			grep -qxF "$p false" "$WORK/conv.after" || _e2e_assert_failed "$p packed"
+		else
+			grep -qxF "$p true" "$WORK/conv.after" || _e2e_assert_failed "$p not packed"
+		fi
+	done < "$WORK/conv.files"
+	# The bytes are where the layouts say, in the packs' objects.
+	while read -r f; do
+		[ "$f" != ./d1/big ] || continue
+		json=$("$NACRE" getstripe --json "$MNT/conv/${f#./}")
+		if [ "$(jget 'd["m"]' <<< "$json")" = 0 ]; then
+			pack_extent_cmp "$WORK/conv/$f" "$json"
+		fi
+	done < "$WORK/conv.files"
+	same_files "$WORK/conv" "$MNT/conv"
+	# Outside the tree nothing changed.
+	assert_eq "$("$NACRE" getstripe --json "$MNT/conv-out/outside" | jget 'd["packed"]')" \
+		"false" "a file reached through a link"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/conv-out" | jget 'd["pack"]')" "false" \
+		"packing of a directory reached through a link"
+	cmp "$WORK/conv-out" "$MNT/conv-out/outside"
+	# Every directory of the tree packs its new files now.
+	"$NACRE" getstripe "$MNT/conv" | grep -xF 'pack: on, pack_max 1048576' > /dev/null
+	for p in d1 d1/d2 e1; do
+		assert_eq "$("$NACRE" getstripe --json "$MNT/conv/$p" | jget '(d["pack"], d["pack_max"])')" \
+			"(True, 1048576)" "packing of conv/$p"
+	done
+	# Again: everything is packed already.
+	"$NACRE" pack --json -v "$MNT/conv" > "$WORK/conv2.json"
+	cat "$WORK/conv2.json"
+	python3 - "$WORK/conv2.json" "$MNT/conv" "$WORK/conv.files" "$small" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+top, small = sys.argv[2], int(sys.argv[4])
+names = [l.strip()[2:] for l in open(sys.argv[3]) if l.strip()]
+want = {"packed": 0, "already_packed": small, "too_large": 1, "busy": 0,
+        "errors": 0, "directories": 4}
+for k, v in want.items():
+    assert d[k] == v, (k, d[k], v)
+got = {f["path"]: f["result"] for f in d["files"]}
+assert len(got) == len(d["files"]) == small + 1, d["files"]
+for n in names:
+    p = top + "/" + n
+    assert got[p] == ("too_large" if n == "d1/big" else "already_packed"), (p, got.get(p))
+big = [f for f in d["files"] if f["result"] == "too_large"][0]
+assert (big["size"], big["pack_max"]) == (1536 * 1024, 1 << 20), big
+PYEOF
+	# A small file created in the tree now is packed, once the mount looks
+	# at the directory's template again (it keeps it up to 10 s).
+	mkdata "$WORK/conv-new" 3000 1797
+	CONV_N=0
+	wait_until 15 conv_new_is_packed || _e2e_assert_failed "new files of a converted directory are not packed"
+	cmp "$WORK/conv-new" "$MNT/conv/e1/new$CONV_N"
+}
+
+# conv_new_is_packed: creates $MNT/conv/e1/newN (N = ++CONV_N), true when
+# it is packed.
+conv_new_is_packed()
+{
+	CONV_N=$((CONV_N + 1))
+	cp "$WORK/conv-new" "$MNT/conv/e1/new$CONV_N"
+	ls "$MNT/conv/e1" > /dev/null
+	[ "$("$NACRE" getstripe --json "$MNT/conv/e1/new$CONV_N" | jget 'd["packed"]')" = "true" ]
+}
+run_test 17 "nacre pack DIR packs a tree of small files in place, and its directories" test_17
+
+test_18()
+{
+	local json
+	mkdata "$WORK/one" 5000 1801
+	cp "$WORK/one" "$MNT/one"
+	# Larger than --pack-max: left as it is, and no failure.
+	"$NACRE" pack convert -v --pack-max 1K "$MNT/one" > "$WORK/one.txt"
+	cat "$WORK/one.txt"
+	grep -xF "$MNT/one: too large (5000 bytes, pack_max 1024)" "$WORK/one.txt" > /dev/null
+	grep -xE "too_large: +1" "$WORK/one.txt" > /dev/null
+	assert_eq "$("$NACRE" getstripe --json "$MNT/one" | jget 'd["packed"]')" "false" \
+		"a file above --pack-max"
+	json=$("$NACRE" pack convert --json "$MNT/one")
+	echo "$json"
+	python3 - "$json" <<'PYEOF'
+import json, sys
+d = json.loads(sys.argv[1])
+want = {"packed": 1, "already_packed": 0, "too_large": 0, "busy": 0,
+        "errors": 0, "directories": 0}
+assert d == want, d
+PYEOF
+	json=$("$NACRE" getstripe --json "$MNT/one")
+	assert_eq "$(jget '(d["packed"], d["pack_length"])' <<< "$json")" "(True, 5000)" \
+		"the file's extent"
+	if [ "$(jget 'd["m"]' <<< "$json")" = 0 ]; then
+		pack_extent_cmp "$WORK/one" "$json"
+	fi
+	cmp_uncached "$WORK/one" "$MNT/one"
+	# A file PATH leaves its directory's packing alone.
+	assert_eq "$("$NACRE" getstripe --json "$MNT" | jget 'd["pack"]')" "false" \
+		"packing of the root"
+	json=$("$NACRE" --json pack convert -v "$MNT/one")
+	echo "$json"
+	assert_eq "$(jget '(d["packed"], d["already_packed"], d["files"])' <<< "$json")" \
+		"(0, 1, [{'path': '$MNT/one', 'result': 'already_packed'}])" "a second run"
+	# Without a mount: PATHs are inside the filesystem.
+	mkdir -p "$MNT/mds1/sub"
+	cp "$WORK/one" "$MNT/mds1/sub/one"
+	"$NACRE" --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" pack -v /mds1 > "$WORK/mds1.txt"
+	cat "$WORK/mds1.txt"
+	grep -xF "/mds1/sub/one: packed" "$WORK/mds1.txt" > /dev/null
+	grep -xE "directories: +2" "$WORK/mds1.txt" > /dev/null
+	assert_eq "$("$NACRE" getstripe --json "$MNT/mds1/sub/one" | jget 'd["packed"]')" "true" \
+		"a file converted without a mount"
+	cmp_uncached "$WORK/one" "$MNT/mds1/sub/one"
+}
+run_test 18 "nacre pack convert FILE, --json and --pack-max" test_18
+
+GC_MNT=""
+GC_PID=""
+gc_umount()
+{
+	set +e
+	if [ -n "$GC_MNT" ] && mountpoint -q "$GC_MNT"; then
+		fusermount3 -u "$GC_MNT" || umount -l "$GC_MNT"
+	fi
+	if [ -n "$GC_PID" ]; then
+		wait "$GC_PID" 2>/dev/null
+	fi
+	GC_PID=""
+	return 0
+}
+
+test_19()
+{
+	local json pack i keep=""
+	mkdir "$MNT/gc" "$WORK/gc"
+	"$NACRE" setstripe --pack "$MNT/gc"
+	python3 - "$WORK/gc" <<'PYEOF'
+import os, random, sys
+for i in range(60):
+    with open(os.path.join(sys.argv[1], "g%02d" % i), "wb") as f:
+        f.write(random.Random(1900 + i).randbytes(1000 + i * 313))
+PYEOF
+	# Another client writes them into its pack, which stays open (packs
+	# are sealed when full, at 256 MiB) until that client goes: a mount
+	# of its own, unmounted once the files are in.
+	GC_MNT=$(mktemp -d "$WORK/gcmnt.XXXXXX")
+	trap gc_umount EXIT
+	"$MOUNT_NACRE" -f "tcp://127.0.0.1:$PORT:/$FSNAME" "$GC_MNT" \
+		-o "log=$CDIR/log/client-gc.log" &
+	GC_PID=$!
+	wait_until 10 mountpoint -q "$GC_MNT"
+	cp "$WORK"/gc/* "$GC_MNT/gc/"
+	fusermount3 -u "$GC_MNT"
+	wait "$GC_PID" || true
+	GC_PID=""
+	json=$("$NACRE" getstripe --json "$MNT/gc/g00")
+	assert_eq "$(jget 'd["packed"]' <<< "$json")" "true" "a file written to the pack directory"
+	pack=$(jget 'd["pack_id"]' <<< "$json")
+	pack_json "$WORK/gc0.json"
+	assert_eq "$(jget "[(p['state'], p['files']) for p in d['pack_list'] if p['id'] == $pack]" \
+		< "$WORK/gc0.json")" '[["sealed", 60]]' "the writer's pack once it unmounted"
+	# Five files in six go: the pack is mostly dead bytes.
+	for i in $(seq 0 59); do
+		if [ $((i % 6)) = 0 ]; then
+			keep="$keep $(printf 'g%02d' "$i")"
+		else
+			rm "$MNT/gc/$(printf 'g%02d' "$i")"
+		fi
+	done
+	pack_json "$WORK/gc1.json"
+	assert_eq "$(jget "[p['files'] for p in d['pack_list'] if p['id'] == $pack]" \
+		< "$WORK/gc1.json")" "[10]" "files left in the pack"
+	assert_eq "$(jget "[p['live_fraction'] < 0.9 for p in d['pack_list'] if p['id'] == $pack]" \
+		< "$WORK/gc1.json")" "[true]" "live fraction below the threshold"
+	json=$("$NACRE" pack gc --threshold 0.9 --json "$MNT")
+	echo "$json"
+	assert_eq "$(jget 'd["filesystem"]' <<< "$json")" "$FSNAME" "filesystem"
+	assert_eq "$(jget 'd["threshold"]' <<< "$json")" "0.9" "threshold"
+	assert_eq "$(jget 'd["files_moved"] >= 10' <<< "$json")" "true" "files moved"
+	assert_eq "$(jget 'd["packs_emptied"] >= 1' <<< "$json")" "true" "packs emptied"
+	# The emptied pack stays listed, with nothing live, until the MDS
+	# destroys it after its grace period.
+	pack_json "$WORK/gc2.json"
+	assert_eq "$(jget "[[p['live'], p['files']] for p in d['pack_list'] if p['id'] == $pack] in ([], [[0, 0]])" \
+		< "$WORK/gc2.json")" "true" "the emptied pack"
+	for i in $keep; do
+		json=$("$NACRE" getstripe --json "$MNT/gc/$i")
+		assert_eq "$(jget "(d['packed'], d['pack_id'] != $pack)" <<< "$json")" "(True, True)" \
+			"$i moved to another pack"
+		if [ "$(jget 'd["m"]' <<< "$json")" = 0 ]; then
+			pack_extent_cmp "$WORK/gc/$i" "$json"
+		fi
+		cmp_uncached "$WORK/gc/$i" "$MNT/gc/$i"
+	done
+	# Files of other packs the pass moved read back as well.
+	if [ -d "$WORK/conv" ]; then
+		same_files "$WORK/conv" "$MNT/conv"
+	fi
+	"$NACRE" pack gc "$MNT" > "$WORK/gc.txt"
+	cat "$WORK/gc.txt"
+	grep -xE 'files_moved: +[0-9]+' "$WORK/gc.txt" > /dev/null
+	grep -xE 'packs_emptied: +[0-9]+' "$WORK/gc.txt" > /dev/null
+	# Without a mount, and without PATH: the --mds filesystem.
+	json=$("$NACRE" --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" pack gc --json)
+	echo "$json"
+	assert_eq "$(jget '(d["filesystem"], d["mount"], d["threshold"])' <<< "$json")" \
+		"('$FSNAME', None, 0.5)" "pack gc --mds"
+}
+run_test 19 "nacre pack gc moves the files of a sealed, mostly dead pack" test_19
+
+# bad_pack STATUS ARGS...: nacre pack ARGS exits STATUS with one line on
+# stderr and nothing on stdout.
+bad_pack()
+{
+	local want=$1 rc
+	shift
+	rc=$(run_rc "$WORK/bad.out" "$WORK/bad.err" "$NACRE" pack "$@")
+	cat "$WORK/bad.err"
+	assert_eq "$rc" "$want" "exit status of nacre pack $*"
+	assert_eq "$(wc -l < "$WORK/bad.err")" "1" "lines of the error of nacre pack $*"
+	assert_eq "$(wc -c < "$WORK/bad.out")" "0" "output of nacre pack $*"
+}
+
+test_20()
+{
+	local bad
+	mkdir "$MNT/badp"
+	echo data > "$MNT/badp/f"
+	bad_pack 2
+	grep -F "missing subcommand or PATH" "$WORK/bad.err" > /dev/null
+	bad_pack 2 convert
+	grep -F "missing PATH" "$WORK/bad.err" > /dev/null
+	bad_pack 2 --json convert
+	bad_pack 2 -v
+	bad_pack 2 frob
+	grep -F "'frob' is neither a subcommand nor an existing path" "$WORK/bad.err" > /dev/null
+	for bad in 0 65M 67108865 abc -1 1.5K ""; do
+		bad_pack 2 --pack-max "$bad" "$MNT/badp"
+		grep -F "invalid pack max" "$WORK/bad.err" > /dev/null
+		bad_pack 2 convert --pack-max "$bad" "$MNT/badp"
+	done
+	bad_pack 2 convert --pack-max
+	for bad in 0 0.0 1.5 1.0001 abc "" -0.5 nan inf 0x0.5 " 0.5" 0.5x; do
+		bad_pack 2 gc --threshold "$bad" "$MNT"
+		grep -F "invalid threshold" "$WORK/bad.err" > /dev/null
+	done
+	bad_pack 2 gc --threshold
+	bad_pack 2 gc --frob "$MNT"
+	bad_pack 2 gc "$MNT" "$MNT"
+	bad_pack 2 convert --frob "$MNT/badp"
+	bad_pack 2 -x "$MNT/badp"
+	bad_pack 2 --verbose=1 "$MNT/badp"
+	# None of them touched the directory.
+	assert_eq "$("$NACRE" getstripe --json "$MNT/badp" | jget 'd["pack"]')" "false" \
+		"packing of the directory"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/badp/f" | jget 'd["packed"]')" "false" \
+		"the file"
+	# Paths outside nacre, or missing, are runtime errors.
+	bad_pack 1 /etc
+	grep -F "/etc: not on a nacre filesystem" "$WORK/bad.err" > /dev/null
+	bad_pack 1 convert "$MNT/missing"
+	grep -F "No such file or directory" "$WORK/bad.err" > /dev/null
+	bad_pack 1 gc /etc
+	grep -F "not on a nacre filesystem" "$WORK/bad.err" > /dev/null
+	# A directory named like a subcommand is reached as ./NAME.
+	mkdir "$MNT/badp/stats"
+	echo data > "$MNT/badp/stats/f"
+	(cd "$MNT/badp" && "$NACRE" pack ./stats) > "$WORK/stats.txt"
+	grep -xE "packed: +1" "$WORK/stats.txt" > /dev/null
+	(cd "$MNT/badp" && "$NACRE" pack stats .) > "$WORK/stats.txt"
+	grep -E '^packs: +[0-9]+$' "$WORK/stats.txt" > /dev/null
+	# Help.
+	"$NACRE" help pack > "$WORK/help-pack.txt"
+	cat "$WORK/help-pack.txt"
+	grep -xF "usage: nacre pack [convert] [--pack-max SIZE] [-v] [--json] PATH..." \
+		"$WORK/help-pack.txt" > /dev/null
+	grep -xF "       nacre pack gc [--threshold F] [--json] [PATH]" "$WORK/help-pack.txt" > /dev/null
+	"$NACRE" pack --help | cmp - "$WORK/help-pack.txt"
+	"$NACRE" pack convert --help | grep -F "./NAME" > /dev/null
+	"$NACRE" pack convert --help | grep -F "setstripe --pack" > /dev/null
+	"$NACRE" pack gc --help | grep -F "5-minute grace" > /dev/null
+}
+run_test 20 "bad arguments of pack convert and pack gc exit 2; paths outside nacre exit 1" test_20
 
 finish

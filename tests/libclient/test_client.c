@@ -1487,6 +1487,22 @@ static void test_pack_convert_gc(void)
 		CU_ASSERT_EQUAL(nacre_unlink(fs, "/plain/big"), 0);
 		free(big);
 	}
+	{
+		/* Larger than the packer's usual buffer, within a pack_max
+		 * of 16 MiB: packed whole. */
+		const size_t blen = 10 * 1000 * 1000;
+		uint8_t *big = malloc(blen);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+		fill_random(big, blen, 950);
+		make_file("/plain/big10", big, blen);
+		CU_ASSERT_EQUAL(nacre_stat(fs, "/plain/big10", &st), 0);
+		CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 16u << 20), 0);
+		CU_ASSERT(is_packed("/plain/big10"));
+		check_file(fs, "/plain/big10", big, blen);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, "/plain/big10"), 0);
+		free(big);
+	}
 	/* Most files go: the pack they share is mostly dead. */
 	for (int i = 0; i < NF; i++) {
 		if (i % 5 == 0)

@@ -49,6 +49,8 @@
 #define OSS_CSUM_PATH_LEN (OSS_OBJ_PATH_LEN + sizeof(OSS_CSUM_SUFFIX) - 1)
 /* Checksums of up to this many blocks (1 MiB of data) stay on the stack. */
 #define OSS_CSUM_STACK 256
+/* Reads of a pack fetch the aligned window around them (oss_read_around). */
+#define OSS_PACK_READ_AROUND (1024u * 1024)
 /* oss_obj_verify() reads this much per pread (a multiple of the block). */
 #define OSS_VERIFY_WINDOW (8u * 1024 * 1024)
 
@@ -1009,9 +1011,6 @@ static int oss_blocks_check_mapped(int fd, int cfd, uint64_t size, uint64_t firs
 	ret = oss_csum_load(cfd, first, (size_t)(last - first + 1), crc);
 	if (ret)
 		goto out_put_crcs;
-	/* Ask for the whole range at once: a cold range is read in large
-	 * requests instead of one fault's read-around at a time. */
-	posix_fadvise(fd, (off_t)start, (off_t)(stop - start), POSIX_FADV_WILLNEED);
 	map = mmap(NULL, (size_t)(stop - start), PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
 		   (off_t)start);
 	if (map == MAP_FAILED) {
@@ -1032,6 +1031,26 @@ static int oss_blocks_check_mapped(int fd, int cfd, uint64_t size, uint64_t firs
 out_put_crcs:
 	oss_crcs_put(stack, crc);
 	return ret;
+}
+
+/*
+ * Starts reading [off, off + len) from disk at once, in large requests,
+ * rather than one page fault's read-around at a time.  A read from a pack
+ * (the small files of a directory, written together and read together by
+ * data loaders) asks for the whole aligned window around it: the files
+ * next to it are then in memory when their turn comes, one disk read per
+ * window instead of one per file.
+ */
+static void oss_read_around(int fd, const struct nc_fid *fid, uint64_t off, size_t len)
+{
+	uint64_t lo = off, hi = off + len;
+
+	if (fid->f_seq == NC_PACK_FID_SEQ && len < OSS_PACK_READ_AROUND) {
+		lo = off / OSS_PACK_READ_AROUND * OSS_PACK_READ_AROUND;
+		hi = (hi + OSS_PACK_READ_AROUND - 1) / OSS_PACK_READ_AROUND *
+		     OSS_PACK_READ_AROUND;
+	}
+	posix_fadvise(fd, (off_t)lo, (off_t)(hi - lo), POSIX_FADV_WILLNEED);
 }
 
 ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
@@ -1071,6 +1090,7 @@ ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
 		ret = cfd;
 		goto out_close_obj;
 	}
+	oss_read_around(fd, fid, off, len);
 	ret = oss_blocks_check_mapped(fd, cfd, (uint64_t)st.st_size, off / OSS_CSUM_BLOCK,
 				      (off + len - 1) / OSS_CSUM_BLOCK, &bad_off);
 	if (cfd >= 0)

@@ -157,6 +157,7 @@ class _nacre_opts(ctypes.Structure):
         ("pack_all", ctypes.c_bool),
         ("pack_max", ctypes.c_uint32),
         ("pack_flush_ms", ctypes.c_int),
+        ("readahead_kb", ctypes.c_int),
     ]
 
 
@@ -512,7 +513,7 @@ def _open_flags(flags):
 # ------------------------------------------------------------------ Filesystem
 
 _OPT_NAMES = ("timeout_ms", "retry_ms", "attr_cache_ms", "pack_all",
-              "pack_max", "pack_flush_ms")
+              "pack_max", "pack_flush_ms", "readahead_kb")
 _READDIR_BATCH = 256
 _READ_MANY_BUF = 1 << 30        # at most this much buffer per nacre_read_many
 
@@ -523,7 +524,8 @@ class Filesystem:
 
     Options, as in struct nacre_opts: timeout_ms, retry_ms, attr_cache_ms
     (how long names and attributes may be reused; negative: never),
-    pack_all, pack_max, pack_flush_ms.  0 or absent means the library's
+    pack_all, pack_max, pack_flush_ms, readahead_kb (sequential readahead
+    per open file; negative: none).  0 or absent means the library's
     default.
 
     A context manager: leaving the block (or close()) closes every File

@@ -936,57 +936,88 @@ out_put_crcs:
 
 /* ---- object calls ---- */
 
-ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
-		     uint64_t off, void *buf, size_t len)
+/* An object opened for reading a range: its file and checksum sidecar
+ * (-1 when it has none), its size, and the range clipped to it. */
+struct oss_reader {
+	int or_fd;
+	int or_cfd;
+	uint64_t or_size;
+	uint64_t or_off;
+	size_t or_len;
+};
+
+/*
+ * Opens @fid to read [off, off + len), its lock already held for reading.
+ * 1 when there are bytes to read (@r open, range clipped), 0 when there
+ * are none (past the end, a missing object: nothing open), or -errno.
+ */
+static int oss_reader_open(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
+			   size_t len, struct oss_reader *r)
 {
-	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
-	uint64_t bad_off = 0;
 	struct stat st;
-	ssize_t ret;
-	int fd, cfd;
+	int ret;
 
 	if (len > SSIZE_MAX)
 		len = SSIZE_MAX;
 	/* No object extends past INT64_MAX: reading there finds its end. */
-	if (off >= (uint64_t)INT64_MAX)
+	if (off >= (uint64_t)INT64_MAX || len == 0)
 		return 0;
 	if (len > (uint64_t)INT64_MAX - off)
 		len = (size_t)((uint64_t)INT64_MAX - off);
+	r->or_fd = oss_obj_open(ost, fid, O_RDONLY);
+	if (r->or_fd < 0)
+		return r->or_fd == -ENOENT ? 0 : r->or_fd;
+	ret = fstat(r->or_fd, &st) < 0 ? -errno : 0;
+	if (!ret && off >= (uint64_t)st.st_size)
+		ret = 1;        /* nothing to read */
+	if (!ret) {
+		r->or_cfd = oss_csum_open(ost, fid, O_RDONLY);
+		if (r->or_cfd < 0 && r->or_cfd != -ENOENT)
+			ret = r->or_cfd;
+	}
+	if (ret) {
+		close(r->or_fd);
+		return ret == 1 ? 0 : ret;
+	}
+	r->or_size = (uint64_t)st.st_size;
+	r->or_off = off;
+	r->or_len = len < r->or_size - off ? len : (size_t)(r->or_size - off);
+	return 1;
+}
+
+static void oss_reader_close_csum(struct oss_reader *r)
+{
+	if (r->or_cfd >= 0)
+		close(r->or_cfd);
+	r->or_cfd = -1;
+}
+
+static void oss_checksum_bad(struct oss_ost *ost, const struct nc_fid *fid, uint64_t bad_off)
+{
+	nc_error("oss", "OST %u object " NC_FID_FMT ": checksum mismatch in the block at "
+		 "offset %" PRIu64, (unsigned int)ost->ost_index, NC_FID_ARGS(fid), bad_off);
+}
+
+ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
+		     uint64_t off, void *buf, size_t len)
+{
+	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	struct oss_reader r;
+	uint64_t bad_off = 0;
+	ssize_t ret;
+
 	pthread_rwlock_rdlock(lock);
-	fd = oss_obj_open(ost, fid, O_RDONLY);
-	if (fd < 0) {
-		ret = fd == -ENOENT ? 0 : fd;
-		goto out_unlock;
+	ret = oss_reader_open(ost, fid, off, len, &r);
+	if (ret > 0) {
+		ret = oss_read_checked(r.or_fd, r.or_cfd, r.or_size, r.or_off, buf, r.or_len,
+				       &bad_off);
+		if (ret == -NC_E_CHECKSUM)
+			oss_checksum_bad(ost, fid, bad_off);
+		if (ret == 0)
+			ret = (ssize_t)r.or_len;
+		oss_reader_close_csum(&r);
+		close(r.or_fd);
 	}
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto out_close_obj;
-	}
-	if (off >= (uint64_t)st.st_size || len == 0) {
-		ret = 0;
-		goto out_close_obj;
-	}
-	if (len > (uint64_t)st.st_size - off)
-		len = (size_t)((uint64_t)st.st_size - off);
-	cfd = oss_csum_open(ost, fid, O_RDONLY);
-	if (cfd < 0 && cfd != -ENOENT) {
-		ret = cfd;
-		goto out_close_obj;
-	}
-	ret = oss_read_checked(fd, cfd, (uint64_t)st.st_size, off, buf, len,
-			       &bad_off);
-	if (ret == -NC_E_CHECKSUM)
-		nc_error("oss", "OST %u object " NC_FID_FMT ": checksum "
-			 "mismatch in the block at offset %" PRIu64,
-			 (unsigned int)ost->ost_index, NC_FID_ARGS(fid),
-			 bad_off);
-	if (ret == 0)
-		ret = (ssize_t)len;
-	if (cfd >= 0)
-		close(cfd);
-out_close_obj:
-	close(fd);
-out_unlock:
 	pthread_rwlock_unlock(lock);
 	return ret;
 }
@@ -1057,58 +1088,30 @@ ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
 			  uint64_t off, size_t len, struct oss_read_hold *h)
 {
 	pthread_rwlock_t *lock = oss_obj_lock(ost, fid);
+	struct oss_reader r;
 	uint64_t bad_off = 0;
-	struct stat st;
 	ssize_t ret;
-	int fd, cfd;
 
 	h->rh_fd = -1;
-	if (len > SSIZE_MAX)
-		len = SSIZE_MAX;
-	if (off >= (uint64_t)INT64_MAX)
-		return 0;
-	if (len > (uint64_t)INT64_MAX - off)
-		len = (size_t)((uint64_t)INT64_MAX - off);
 	pthread_rwlock_rdlock(lock);
-	fd = oss_obj_open(ost, fid, O_RDONLY);
-	if (fd < 0) {
-		ret = fd == -ENOENT ? 0 : fd;
-		goto out_unlock;
+	ret = oss_reader_open(ost, fid, off, len, &r);
+	if (ret > 0) {
+		oss_read_around(r.or_fd, fid, r.or_off, r.or_len);
+		ret = oss_blocks_check_mapped(r.or_fd, r.or_cfd, r.or_size,
+					      r.or_off / OSS_CSUM_BLOCK,
+					      (r.or_off + r.or_len - 1) / OSS_CSUM_BLOCK, &bad_off);
+		oss_reader_close_csum(&r);
+		if (ret == -NC_E_CHECKSUM)
+			oss_checksum_bad(ost, fid, bad_off);
+		if (ret) {
+			close(r.or_fd);
+		} else {
+			h->rh_fd = r.or_fd;
+			h->rh_off = r.or_off;
+			h->rh_len = r.or_len;
+			ret = (ssize_t)r.or_len;
+		}
 	}
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto out_close_obj;
-	}
-	if (off >= (uint64_t)st.st_size || len == 0) {
-		ret = 0;
-		goto out_close_obj;
-	}
-	if (len > (uint64_t)st.st_size - off)
-		len = (size_t)((uint64_t)st.st_size - off);
-	cfd = oss_csum_open(ost, fid, O_RDONLY);
-	if (cfd < 0 && cfd != -ENOENT) {
-		ret = cfd;
-		goto out_close_obj;
-	}
-	oss_read_around(fd, fid, off, len);
-	ret = oss_blocks_check_mapped(fd, cfd, (uint64_t)st.st_size, off / OSS_CSUM_BLOCK,
-				      (off + len - 1) / OSS_CSUM_BLOCK, &bad_off);
-	if (cfd >= 0)
-		close(cfd);
-	if (ret == -NC_E_CHECKSUM)
-		nc_error("oss", "OST %u object " NC_FID_FMT ": checksum "
-			 "mismatch in the block at offset %" PRIu64,
-			 (unsigned int)ost->ost_index, NC_FID_ARGS(fid), bad_off);
-	if (ret)
-		goto out_close_obj;
-	h->rh_fd = fd;
-	h->rh_off = off;
-	h->rh_len = len;
-	pthread_rwlock_unlock(lock);
-	return (ssize_t)len;
-out_close_obj:
-	close(fd);
-out_unlock:
 	pthread_rwlock_unlock(lock);
 	return ret;
 }

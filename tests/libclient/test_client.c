@@ -14,6 +14,7 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1443,6 +1444,45 @@ static void test_pack(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/pk"), 0);
 }
 
+/* A thread that reads the files kept by test_pack_convert_gc (every
+ * fifth) until told to stop, counting reads and wrong bytes. */
+struct gc_reader {
+	uint8_t **data;
+	size_t *len;
+	int nf;
+	atomic_bool stop;
+	int reads, bad;
+};
+
+static void *gc_reader_main(void *arg)
+{
+	struct gc_reader *gr = arg;
+	uint8_t *back = malloc(64 * 1024);
+	char path[64];
+
+	if (!back)
+		return NULL;
+	/* At least one full round, then until the compaction is over. */
+	for (int round = 0; round < 1 || !atomic_load(&gr->stop); round++) {
+		for (int i = 0; i < gr->nf; i += 5) {
+			struct nacre_file *f = NULL;
+
+			snprintf(path, sizeof(path), "/plain/f%d", i);
+			if (nacre_open(fs, path, O_RDONLY, 0, &f)) {
+				gr->bad++;
+				continue;
+			}
+			if (read_all(f, back, gr->len[i], 0) != (ssize_t)gr->len[i] ||
+			    memcmp(back, gr->data[i], gr->len[i]) != 0)
+				gr->bad++;
+			gr->reads++;
+			nacre_close(f);
+		}
+	}
+	free(back);
+	return NULL;
+}
+
 /* nacre_pack_file() converts; nacre_pack_gc() compacts, with the bytes
  * intact throughout. */
 static void test_pack_convert_gc(void)
@@ -1510,7 +1550,31 @@ static void test_pack_convert_gc(void)
 		snprintf(path, sizeof(path), "/plain/f%d", i);
 		CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
 	}
-	CU_ASSERT_EQUAL(nacre_pack_gc(fs, 0.5, &moved, &freed), 0);
+	/* Readers while compaction runs: one opened before it, which keeps
+	 * reading the old extent, and a thread that opens and reads the files
+	 * over and over. */
+	{
+		struct gc_reader gr = { .data = data, .len = len, .nf = NF };
+		struct nacre_file *old = NULL;
+		pthread_t th;
+
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/plain/f0", O_RDONLY, 0, &old), 0);
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, gc_reader_main, &gr), 0);
+		CU_ASSERT_EQUAL(nacre_pack_gc(fs, 0.5, &moved, &freed), 0);
+		atomic_store(&gr.stop, true);
+		pthread_join(th, NULL);
+		CU_ASSERT(gr.reads > 0);
+		CU_ASSERT_EQUAL(gr.bad, 0);
+		{
+			uint8_t *back = malloc(len[0]);
+
+			CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+			CU_ASSERT_EQUAL(read_all(old, back, len[0], 0), (ssize_t)len[0]);
+			CU_ASSERT(memcmp(back, data[0], len[0]) == 0);
+			free(back);
+		}
+		CU_ASSERT_EQUAL(nacre_close(old), 0);
+	}
 	CU_ASSERT_EQUAL(moved, (NF + 4) / 5);
 	CU_ASSERT(freed >= 1);
 	for (int i = 0; i < NF; i += 5) {

@@ -92,7 +92,9 @@ static int parse_gc_threshold(const char *s, double *f)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Parses the command line into @m and @d: -1 to go on and run, else the
+ * exit status (0 after --help or --version, 2 for a bad option). */
+static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 {
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' },
@@ -110,16 +112,10 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct mds_main m = { 0 };
-	struct mds_conf *conf = &m.conf;
-	struct nc_daemon d = { .dr_name = "nacre-mds", .dr_start = mds_start,
-			       .dr_free = mds_free, .dr_arg = &m };
+	struct mds_conf *conf = &m->conf;
 	unsigned long long size;
-	char **av;
-	int ac, c, rc;
+	int c, rc;
 
-	if (nc_config_expand(argc, argv, &ac, &av))
-		return 2;
 	while ((c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': conf->mc_dir = optarg; break;
@@ -135,7 +131,7 @@ int main(int argc, char **argv)
 			if (parse_gc_threshold(optarg, &conf->mc_pack_gc_threshold))
 				return 2;
 			break;
-		case 'p': d.dr_pidfile = optarg; break;
+		case 'p': d->dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {
 				fprintf(stderr, "nacre-mds: bad --map-size '%s'\n", optarg);
@@ -161,7 +157,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	rc = nc_daemon_run(&d);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct mds_main m = { 0 };
+	struct nc_daemon d = { .dr_name = "nacre-mds", .dr_start = mds_start,
+			       .dr_free = mds_free, .dr_arg = &m };
+	char **av;
+	int ac, rc;
+
+	if (nc_config_expand(argc, argv, &ac, &av))
+		return 2;
+	rc = mds_parse(ac, av, &m, &d);
+	if (rc < 0)
+		rc = nc_daemon_run(&d);
 	nc_config_free(ac, av);
 	return rc;
 }

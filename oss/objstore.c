@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <uuid/uuid.h>
@@ -49,6 +50,9 @@
 #define OSS_CSUM_PATH_LEN (OSS_OBJ_PATH_LEN + sizeof(OSS_CSUM_SUFFIX) - 1)
 /* Checksums of up to this many blocks (1 MiB of data) stay on the stack. */
 #define OSS_CSUM_STACK 256
+/* Reads up to this size are checked through a copy, larger ones through a
+ * mapping (oss_check_unsent). */
+#define OSS_SMALL_READ (256u * 1024)
 /* Reads of a pack fetch the aligned window around them (oss_read_around). */
 #define OSS_PACK_READ_AROUND (1024u * 1024)
 /* oss_obj_verify() reads this much per pread (a multiple of the block). */
@@ -1075,13 +1079,61 @@ out_put_crcs:
 static void oss_read_around(int fd, const struct nc_fid *fid, uint64_t off, size_t len)
 {
 	uint64_t lo = off, hi = off + len;
+	uint8_t probe;
+	struct iovec iov = { .iov_base = &probe, .iov_len = 1 };
 
+	/* In memory already (a warm read): nothing to ask for.  The probe
+	 * reads one byte and fails rather than wait for the disk. */
+	if (preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT) == 1)
+		return;
 	if (fid->f_seq == NC_PACK_FID_SEQ && len < OSS_PACK_READ_AROUND) {
 		lo = off / OSS_PACK_READ_AROUND * OSS_PACK_READ_AROUND;
 		hi = (hi + OSS_PACK_READ_AROUND - 1) / OSS_PACK_READ_AROUND *
 		     OSS_PACK_READ_AROUND;
 	}
 	posix_fadvise(fd, (off_t)lo, (off_t)(hi - lo), POSIX_FADV_WILLNEED);
+}
+
+/* A service thread's buffer for checking small reads (freed with it). */
+static pthread_key_t oss_scratch_key;
+static pthread_once_t oss_scratch_once = PTHREAD_ONCE_INIT;
+
+static void oss_scratch_key_make(void)
+{
+	pthread_key_create(&oss_scratch_key, free);
+}
+
+static uint8_t *oss_scratch(void)
+{
+	uint8_t *buf;
+
+	pthread_once(&oss_scratch_once, oss_scratch_key_make);
+	buf = pthread_getspecific(oss_scratch_key);
+	if (!buf) {
+		buf = malloc(OSS_SMALL_READ);
+		if (buf && pthread_setspecific(oss_scratch_key, buf)) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	return buf;
+}
+
+/*
+ * Checks the blocks of @r's range before it is sent from the page cache.
+ * A small range is read into the thread's buffer (a copy costs less than
+ * mapping and unmapping it); a large one is checked through a mapping.
+ */
+static int oss_check_unsent(struct oss_reader *r, uint64_t *bad_off)
+{
+	uint8_t *buf = r->or_len <= OSS_SMALL_READ ? oss_scratch() : NULL;
+
+	if (buf)
+		return oss_read_checked(r->or_fd, r->or_cfd, r->or_size, r->or_off, buf,
+					r->or_len, bad_off);
+	return oss_blocks_check_mapped(r->or_fd, r->or_cfd, r->or_size,
+				       r->or_off / OSS_CSUM_BLOCK,
+				       (r->or_off + r->or_len - 1) / OSS_CSUM_BLOCK, bad_off);
 }
 
 ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
@@ -1097,9 +1149,7 @@ ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
 	ret = oss_reader_open(ost, fid, off, len, &r);
 	if (ret > 0) {
 		oss_read_around(r.or_fd, fid, r.or_off, r.or_len);
-		ret = oss_blocks_check_mapped(r.or_fd, r.or_cfd, r.or_size,
-					      r.or_off / OSS_CSUM_BLOCK,
-					      (r.or_off + r.or_len - 1) / OSS_CSUM_BLOCK, &bad_off);
+		ret = oss_check_unsent(&r, &bad_off);
 		oss_reader_close_csum(&r);
 		if (ret == -NC_E_CHECKSUM)
 			oss_checksum_bad(ost, fid, bad_off);

@@ -82,9 +82,10 @@ struct oss_read_hold {
 };
 
 /*
- * Checks every block [off, off + len) touches, as oss_obj_read() does, but
- * copies nothing: the blocks are checked through a read-only mapping of
- * the page cache, under the object's lock.  Returns the bytes held
+ * Checks every block [off, off + len) touches, as oss_obj_read() does,
+ * under the object's lock, for the range to be sent from the page cache:
+ * a small range through a copy in a per-thread buffer, a large one through
+ * a read-only mapping of the page cache (no copy).  Returns the bytes held
  * (0..len: 0 past the end or for a missing object, and then nothing is
  * held) or -errno / -NC_E_CHECKSUM.  Release a hold with bytes with
  * oss_obj_read_release().

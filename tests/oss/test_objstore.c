@@ -740,6 +740,38 @@ static void test_read_hold(void)
 	oss_ost_close(ost);
 }
 
+/* A large range is checked through a mapping rather than a copy: the same
+ * answers. */
+static void test_read_hold_large(void)
+{
+	const size_t len = 300 * BLK + 123;
+	struct nc_fid fid = { 0x200000401ull, 0x64ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *data = malloc(len);
+	struct oss_read_hold h;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	fill_random(data, len);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, len), 0);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, len, &h), (ssize_t)len);
+	CU_ASSERT(hold_matches(&h, data));
+	oss_obj_read_release(&h);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 7, len, &h), (ssize_t)(len - 7));
+	CU_ASSERT(hold_matches(&h, data + 7));
+	oss_obj_read_release(&h);
+	flip_byte(dir, &fid, 250 * BLK + 9, "");
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, len, &h), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(h.rh_fd, -1);
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, 250 * BLK, &h), (ssize_t)(250 * BLK));
+	CU_ASSERT(hold_matches(&h, data));
+	oss_obj_read_release(&h);
+	flip_byte(dir, &fid, len - 1, "");
+	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 251 * BLK, len, &h), -NC_E_CHECKSUM);
+	free(data);
+	oss_ost_close(ost);
+}
+
 /* A partial rewrite of a bad block must not make its old bytes pass. */
 static void test_csum_partial_rewrite(void)
 {
@@ -1098,6 +1130,7 @@ int main(void)
 			 test_csum_partial_rewrite) ||
 	    !CU_add_test(suite, "checksums of holes", test_csum_holes) ||
 	    !CU_add_test(suite, "verified reads without a copy", test_read_hold) ||
+	    !CU_add_test(suite, "large verified reads without a copy", test_read_hold_large) ||
 	    !CU_add_test(suite, "verify in windows", test_verify_large) ||
 	    !CU_add_test(suite, "readers racing a writer", test_csum_race)) {
 		CU_cleanup_registry();

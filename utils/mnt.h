@@ -114,6 +114,17 @@ struct mnt_cache_slot {
 	struct timespec cs_ctime;
 };
 
+/* The caller's credentials of recent requests, by pid (mnt_cred.c): the
+ * supplementary groups come from /proc, which costs three system calls a
+ * request otherwise. */
+#define MNT_CRED_SLOTS 256
+#define MNT_CRED_TTL_MS 1000
+struct mnt_cred_slot {
+	pid_t cs_pid;                   /* 0: empty */
+	int64_t cs_at_ms;               /* when the groups were read */
+	struct nacre_cred cs_cred;
+};
+
 struct mnt_ctx {
 	struct nacre_fs *mc_fs;
 	struct fuse_session *mc_se;     /* set once the session exists */
@@ -126,7 +137,16 @@ struct mnt_ctx {
 	struct mnt_file *mc_files[MNT_FILE_BUCKETS];
 	unsigned int mc_nfiles;
 	struct mnt_cache_slot mc_cache[MNT_CACHE_SLOTS]; /* under mc_lock */
+	pthread_mutex_t mc_cred_lock;
+	struct mnt_cred_slot mc_creds[MNT_CRED_SLOTS];   /* under mc_cred_lock */
 };
+
+/*
+ * The credentials @req acts with: its uid and gid, and the supplementary
+ * groups of its process, read from /proc at most once a second per
+ * process (a setgroups(2) shows within that second).
+ */
+void mnt_cred_get(fuse_req_t req, struct nacre_cred *cred);
 
 /* @fs stays owned by the caller.  0 or -errno. */
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,

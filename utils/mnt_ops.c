@@ -83,25 +83,6 @@ static void mnt_reply_status(fuse_req_t req, const char *op, fuse_ino_t ino,
 	fuse_reply_err(req, rc < 0 ? mnt_errno(rc) : 0);
 }
 
-static void mnt_cred_get(fuse_req_t req, struct nacre_cred *cred)
-{
-	const struct fuse_ctx *fc = fuse_req_ctx(req);
-	int n;
-
-	cred->uid = fc->uid;
-	cred->gid = fc->gid;
-	/* The kernel does not send supplementary groups; libfuse reads them
-	 * from /proc.  When that fails (the caller already exited, or the
-	 * request came from the kernel itself) the primary group is all the
-	 * MDS gets, which can only deny more, never allow more. */
-	n = fuse_req_getgroups(req, NACRE_MAX_GROUPS, cred->groups);
-	if (n < 0)
-		n = 0;
-	if (n > NACRE_MAX_GROUPS)
-		n = NACRE_MAX_GROUPS;
-	cred->ngroups = (unsigned int)n;
-}
-
 /* ---- Open file table ---- */
 
 static unsigned int mnt_file_bucket(fuse_ino_t ino)
@@ -219,6 +200,8 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 	ctx->mc_entry_timeout = entry_timeout;
 	ctx->mc_negative_timeout = negative_timeout;
 	rc = pthread_mutex_init(&ctx->mc_lock, NULL);
+	if (!rc)
+		rc = pthread_mutex_init(&ctx->mc_cred_lock, NULL);
 	return -rc;
 }
 
@@ -236,6 +219,7 @@ void mnt_ctx_fini(struct mnt_ctx *ctx)
 					nacre_strerror(rc));
 		}
 	pthread_mutex_destroy(&ctx->mc_lock);
+	pthread_mutex_destroy(&ctx->mc_cred_lock);
 }
 
 /* ---- Attributes ---- */

@@ -100,6 +100,9 @@ struct bench_target {
 #define BENCH_SMALL_FILES_MAX 1000000u
 #define BENCH_SMALL_WORKERS 4           /* writers, then readers */
 
+/* The most runs --repeat asks for (their median is printed). */
+#define BENCH_MAX_REPEAT 9
+
 struct bench_cfg {
 	const char *bc_mds;
 	const char *bc_fsname;
@@ -118,6 +121,7 @@ struct bench_cfg {
 	size_t bc_reqs[2];              /* sequential request sizes */
 	size_t bc_rand[2];              /* random read sizes */
 	unsigned int bc_only;           /* BENCH_W_* workloads to run */
+	unsigned int bc_repeat;         /* runs of each sequential workload (median) */
 	unsigned int bc_small_files;    /* files per small-file size */
 	unsigned int bc_nsmall;
 	uint32_t bc_small_sizes[BENCH_MAX_LIST]; /* bytes, or BENCH_SMALL_MIXED */

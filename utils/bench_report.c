@@ -28,7 +28,9 @@ struct br_fig {
 	unsigned int bf_conc;
 	char bf_metric[16];
 	const char *bf_unit;
-	double bf_value;
+	double bf_value;                /* the median of the samples */
+	unsigned int bf_nsamples;
+	double bf_samples[BENCH_MAX_REPEAT];
 };
 
 static struct br_fig *br_figs;
@@ -58,12 +60,41 @@ void bench_note(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static int br_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @n samples (the mean of the middle two when n is even). */
+static double br_median(const double *v, unsigned int n)
+{
+	double s[BENCH_MAX_REPEAT];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), br_cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
 int bench_fig_add(enum bench_kind kind, const char *workload,
 		  const char *param, unsigned int conc, const char *metric,
 		  const char *unit, double value)
 {
 	struct br_fig *f;
 
+	/* The same figure again (--repeat): one more sample. */
+	for (size_t i = 0; i < br_nfigs; i++) {
+		f = &br_figs[i];
+		if (f->bf_kind == kind && f->bf_conc == conc &&
+		    !strcmp(f->bf_workload, workload) && !strcmp(f->bf_param, param) &&
+		    !strcmp(f->bf_metric, metric)) {
+			if (f->bf_nsamples < BENCH_MAX_REPEAT)
+				f->bf_samples[f->bf_nsamples++] = value;
+			f->bf_value = br_median(f->bf_samples, f->bf_nsamples);
+			return 0;
+		}
+	}
 	if (br_nfigs == br_cap) {
 		size_t cap = br_cap ? br_cap * 2 : 128;
 		struct br_fig *nf = realloc(br_figs, cap * sizeof(*nf));
@@ -81,6 +112,8 @@ int bench_fig_add(enum bench_kind kind, const char *workload,
 	snprintf(f->bf_metric, sizeof(f->bf_metric), "%s", metric);
 	f->bf_unit = unit;
 	f->bf_value = value;
+	f->bf_nsamples = 1;
+	f->bf_samples[0] = value;
 	return 0;
 }
 
@@ -511,6 +544,14 @@ static void br_json_fig(const struct br_fig *f, bool first)
 	       f->bf_workload, f->bf_param, f->bf_conc, f->bf_metric,
 	       f->bf_unit);
 	br_json_number(f->bf_value);
+	if (f->bf_nsamples > 1) {
+		printf(", \"samples\": [");
+		for (unsigned int i = 0; i < f->bf_nsamples; i++) {
+			printf("%s", i ? ", " : "");
+			br_json_number(f->bf_samples[i]);
+		}
+		printf("]");
+	}
 	printf(", \"ratio_to_local\": ");
 	br_json_number(br_ratio(f));
 	if (br_is_small(f) && strcmp(f->bf_metric, "mbps") == 0) {
@@ -572,8 +613,8 @@ void bench_report_json(const struct bench_run *run, double wall)
 	br_json_list(cfg->bc_streams, cfg->bc_nstreams);
 	printf(",\n  \"threads\": ");
 	br_json_list(cfg->bc_threads, cfg->bc_nthreads);
-	printf(",\n  \"files\": %u,\n  \"duration\": %g,\n", cfg->bc_files,
-	       cfg->bc_duration);
+	printf(",\n  \"files\": %u,\n  \"duration\": %g,\n  \"repeat\": %u,\n", cfg->bc_files,
+	       cfg->bc_duration, cfg->bc_repeat);
 	br_json_small(run);
 	printf("  \"caches_dropped\": %s,\n  \"o_direct\": %s,\n",
 	       run->br_drop_ok ? "true" : "false",

@@ -514,11 +514,15 @@ int bench_seq(struct bench_run *run)
 		for (j = 0; j < cfg->bc_nstreams; j++) {
 			bool last = i == 1 && j == cfg->bc_nstreams - 1;
 
-			bs_config_init(&cf, cfg->bc_reqs[i], cfg->bc_streams[j],
-				       &next_id);
-			rc = bs_config_run(run, &cf, last);
-			if (rc < 0)
-				return rc;
+			/* With --repeat, every target runs once before any runs
+			 * again, so a slow spell of the machine touches each. */
+			for (unsigned int r = 0; r < cfg->bc_repeat; r++) {
+				bs_config_init(&cf, cfg->bc_reqs[i], cfg->bc_streams[j],
+					       &next_id);
+				rc = bs_config_run(run, &cf, last && r == cfg->bc_repeat - 1);
+				if (rc < 0)
+					return rc;
+			}
 		}
 	}
 	return 0;

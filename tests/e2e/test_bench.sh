@@ -170,6 +170,37 @@ test_3()
 	assert_eq "$rc" "2" "--small-sizes 4k,4k"
 	rc=0; bench --small-sizes mixed,x 2>/dev/null || rc=$?
 	assert_eq "$rc" "2" "--small-sizes mixed,x"
+	rc=0; bench --repeat 0 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--repeat 0"
+	rc=0; bench --repeat 10 2>/dev/null || rc=$?
+	assert_eq "$rc" "2" "--repeat 10"
+}
+
+# Every sequential figure of a --repeat 3 run has three samples and is
+# their median.
+CHECK_REPEAT='
+import json, sys
+d = json.load(sys.stdin)
+assert d["repeat"] == 3, d["repeat"]
+figs = [f for f in d["figures"] if f["workload"].startswith("seq_")]
+assert figs, "no sequential figures"
+for f in figs:
+    s = sorted(f["samples"])
+    assert len(s) == 3, f
+    assert f["value"] == s[1], f
+print(len(figs), "sequential figures, each the median of 3")
+'
+
+test_5()
+{
+	local json rc=0
+
+	json=$(timeout 120 "$BENCH" --quick --json --only seq --repeat 3 --streams 1 \
+		--threads 1 --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" \
+		--mount "$MNT" --local "$LOCAL") || rc=$?
+	assert_eq "$rc" "0" "nacre-bench --repeat 3 exit status"
+	python3 -c "$CHECK_REPEAT" <<< "$json" || _e2e_assert_failed "bad --repeat figures"
+	assert_clean
 }
 
 test_4()
@@ -188,4 +219,5 @@ run_test 1 "quick run: JSON figures for libnacre, fuse, local and tcp" test_1
 run_test 2 "a wrong byte fails verification with exit 3" test_2
 run_test 3 "bad usage exits 2, a wrong fsname 1" test_3
 run_test 4 "small files only: odd sizes, every target, no sequential reference" test_4
+run_test 5 "--repeat 3: every sequential figure is the median of three runs" test_5
 finish

@@ -46,6 +46,9 @@
 
 #define PK_FID_BATCH 1024u
 #define PK_PACK_MAX_BYTES (256ull << 20)        /* then a new pack */
+/* A pack is sealed after this many flush intervals without a new file
+ * (60 s with the default pack_flush_ms). */
+#define PK_SEAL_IDLE_FLUSHES 60
 #define PK_DIRS 64u
 #define PK_DIR_TTL_MS 10000
 #define PK_FLUSH_MS_DEFAULT 1000
@@ -100,6 +103,7 @@ struct cl_packer {
 	size_t k_len;
 	unsigned int k_nplaced;
 	int64_t k_oldest_ms;            /* first placement not yet committed */
+	int64_t k_last_ms;              /* the last placement in the current pack */
 	int k_err;                      /* a failed background commit */
 	struct pk_dir k_dirs[PK_DIRS];
 };
@@ -568,8 +572,9 @@ static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_p
 	p->p_pack = k->k_layout.l_pack_id;
 	p->p_off = pos;
 	p->p_placed = true;
+	k->k_last_ms = nc_now_ms();
 	if (k->k_nplaced++ == 0)
-		k->k_oldest_ms = nc_now_ms();
+		k->k_oldest_ms = k->k_last_ms;
 	return 0;
 }
 
@@ -638,6 +643,17 @@ static void *pk_flusher(void *arg)
 
 		if (k->k_nplaced && nc_now_ms() >= due) {
 			int rc = pk_flush_locked(fs, k, false);
+
+			if (rc && !k->k_err)
+				k->k_err = rc;
+			continue;
+		}
+		/* A pack nothing went into for a while is sealed, so that
+		 * compaction may take it when its files go; the next file
+		 * starts a new one. */
+		if (k->k_has_pack && !k->k_nplaced &&
+		    nc_now_ms() - k->k_last_ms >= (int64_t)k->k_flush_ms * PK_SEAL_IDLE_FLUSHES) {
+			int rc = pk_flush_locked(fs, k, true);
 
 			if (rc && !k->k_err)
 				k->k_err = rc;

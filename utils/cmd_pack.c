@@ -439,9 +439,9 @@ static const struct cli_cmd pack_cmds[] = {
 			"emptied pack after a 5-minute grace (for readers that opened a file\n"
 			"before it moved): until then pack stats still lists it, with live 0.\n"
 			"Open packs, still being filled, are left alone: a pack is sealed when\n"
-			"full (256 MiB), when its client disconnects (a mount: at unmount), or\n"
-			"after an hour untouched.  Without PATH every mounted nacre filesystem\n"
-			"is compacted.\n",
+			"full (256 MiB), when its client disconnects (a mount: at unmount), a\n"
+			"minute after its client's last file, or after an hour untouched.\n"
+			"Without PATH every mounted nacre filesystem is compacted.\n",
 	},
 	{
 		.cc_name = "pack stats",

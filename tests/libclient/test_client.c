@@ -1833,6 +1833,55 @@ static void test_pack_gc_background(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/bg"), 0);
 }
 
+/* A pack its client stops adding to is sealed while the client stays
+ * connected (after 60 flush intervals: 3 s with pack_flush_ms 50). */
+static void test_pack_idle_seal(void)
+{
+	struct nacre_opts opts = { .attr_cache_ms = -1, .pack_flush_ms = 50 };
+	struct nacre_pack_info packs[64];
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_file *f = NULL;
+	unsigned int n = 0;
+	uint64_t id;
+	uint8_t data[3000];
+	int64_t t0, deadline;
+	bool sealed = false;
+
+	pack_dir("/idle", 64 * 1024);
+	fill_random(data, sizeof(data), 3300);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/idle/a", O_CREAT | O_WRONLY, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs2), 0);
+	t0 = now_ms();
+	id = pack_of("/idle/a");
+	CU_ASSERT_FATAL(id != 0);
+	/* Still being filled right after the commit. */
+	CU_ASSERT_EQUAL(nacre_pack_list(fs, id - 1, packs, 1, &n), 0);
+	CU_ASSERT(n == 1 && packs[0].id == id && !packs[0].sealed);
+	deadline = t0 + 15000;
+	while (!sealed && now_ms() < deadline) {
+		sleep_ms(100);
+		CU_ASSERT_EQUAL(nacre_pack_list(fs, id - 1, packs, 1, &n), 0);
+		sealed = n == 1 && packs[0].id == id && packs[0].sealed;
+	}
+	CU_ASSERT(sealed);
+	CU_ASSERT(now_ms() - t0 >= 2500);       /* not at once */
+	/* The next file goes to a new pack; both read back. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/idle/b", O_CREAT | O_WRONLY, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, 1000, 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs2), 0);
+	CU_ASSERT(pack_of("/idle/b") != 0 && pack_of("/idle/b") != id);
+	check_file(fs, "/idle/a", data, sizeof(data));
+	check_file(fs, "/idle/b", data, 1000);
+	nacre_disconnect(fs2);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/idle/a"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/idle/b"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/idle"), 0);
+}
+
 /* The address the compactor uses to reach its own MDS. */
 static void test_pack_gc_self_addr(void)
 {
@@ -2034,6 +2083,7 @@ int main(void)
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
 	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||
+	    !CU_add_test(suite, "an idle pack is sealed", test_pack_idle_seal) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();

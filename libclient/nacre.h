@@ -368,7 +368,8 @@ int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info 
 /**
  * Moves the regular file @fid into a pack when it is at most @pack_max bytes
  * (0: NACRE_PACK_MAX_DEFAULT): 0 when moved or already packed, -EFBIG when
- * larger, -EBUSY when it changed while it was read (nothing moved).  Its
+ * larger, -EBUSY when it changed while it was read or this handle is
+ * writing it (nothing moved).  Its
  * old objects stay readable for a grace period (5 min) for readers that
  * opened it before.
  */

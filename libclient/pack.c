@@ -1379,11 +1379,12 @@ static int pk_move(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 	p->p_dirty = true;
 	pthread_mutex_lock(&k->k_lock);
 	if (pk_find_fid(k, fid)) {
-		/* Being written here: its next commit moves it anyway. */
+		/* Being written here: its next commit moves it anyway, but
+		 * this call moved nothing. */
 		pthread_mutex_unlock(&k->k_lock);
 		free(p->p_data);
 		free(p);
-		return 0;
+		return -EBUSY;
 	}
 	p->p_next = k->k_pends;
 	k->k_pends = p;
@@ -1470,8 +1471,9 @@ static int pk_gc_pack(struct nacre_fs *fs, uint64_t id, struct nc_pack_files *pf
 				continue; /* moved meanwhile */
 			if (!r)
 				r = pk_move(fs, &after, &attr, &layout);
-			if (r == -NC_E_CHANGED)
-				continue; /* rewritten meanwhile: it left on its own */
+			if (r == -NC_E_CHANGED || r == -EBUSY)
+				continue; /* rewritten meanwhile, or being written
+					   * here: it leaves on its own */
 			if (r)
 				rc = r;
 			else

@@ -66,6 +66,11 @@ struct cl_pend {
 	bool p_new;                     /* the MDS does not know it yet */
 	bool p_dirty;                   /* bytes the MDS does not have */
 	bool p_placed;                  /* in the pack buffer, to commit */
+	/* A move (conversion, compaction): bytes read from the MDS's current
+	 * copy, not written by anyone here.  Its switch must find that copy
+	 * still current; if a writer replaced it meanwhile, the move is
+	 * dropped, never retried over the writer's bytes. */
+	bool p_move;
 	struct nc_layout p_old;         /* committed: the MDS's layout of it */
 	uint64_t p_pack, p_off;         /* where it was placed */
 	/* Unpacked: off the list, kept until its last handle lets go; the
@@ -453,15 +458,24 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 			sw->ps_fid = p->p_fid;
 			sw->ps_size = p->p_len;
 			sw->ps_mtime = p->p_attr.a_mtime;
+			if (p->p_move)
+				sw->ps_flags = NC_SWITCH_MOVE;
 			sw->ps_old = p->p_old;
 			pk_extent(p, &sw->ps_new);
 			r = cl_pack_switch_rpc(fs, sw, &attr);
-			if (r != -NC_E_CHANGED)
+			if (r != -NC_E_CHANGED || p->p_move)
 				break;
 			/* Another client replaced it: the last close wins. */
 			r = cl_md_getlayout(fs, &p->p_fid, &p->p_old);
 			if (r)
 				break;
+		}
+		if (r && p->p_move && r == -NC_E_CHANGED) {
+			/* Rewritten meanwhile: the writer's bytes stay. */
+			if (!rc)
+				rc = r;
+			p->p_placed = false;
+			continue;
 		}
 		if (r) {
 			nc_error("client", "packed file " NC_FID_FMT " could not be rewritten: %s",
@@ -1377,6 +1391,7 @@ static int pk_move(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 	p->p_old = *layout;
 	p->p_pack_max = (uint32_t)(p->p_len > NC_PACK_MAX_DEFAULT ? p->p_len : NC_PACK_MAX_DEFAULT);
 	p->p_dirty = true;
+	p->p_move = true;
 	pthread_mutex_lock(&k->k_lock);
 	if (pk_find_fid(k, fid)) {
 		/* Being written here: its next commit moves it anyway, but

@@ -621,6 +621,11 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 	}
 	if (!ns_layout_matches(&in->in_layout, &sw->ps_old))
 		return -NC_E_CHANGED;
+	if ((sw->ps_flags & NC_SWITCH_MOVE) &&
+	    (in->in_attr.a_size != sw->ps_size ||
+	     in->in_attr.a_mtime.t_sec != sw->ps_mtime.t_sec ||
+	     in->in_attr.a_mtime.t_nsec != sw->ps_mtime.t_nsec))
+		return -NC_E_CHANGED;
 	if (nl->l_flags & NC_LAYOUT_PACKED) {
 		if (nl->l_pack_len != sw->ps_size)
 			return -EINVAL;

@@ -28,6 +28,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/wire.h"
 #include "mds/pack_gc.h"
 #include "mds/server.h"
 #include "nacre.h"
@@ -1882,6 +1883,54 @@ static void test_pack_idle_seal(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/idle"), 0);
 }
 
+/* A move (conversion, compaction) is refused when the file's size or
+ * mtime is no longer what the mover read: a writer changed the bytes in
+ * place meanwhile, and its bytes must stay. */
+static void test_pack_move_checks(void)
+{
+	struct nc_pack_switch *sw = calloc(1, sizeof(*sw));
+	struct mds_ost_set osts;
+	struct nc_layout layout, out;
+	struct nacre_stat st;
+	struct nc_attr attr;
+	struct nc_fid f;
+	uint8_t data[5000];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+	fill_random(data, sizeof(data), 3400);
+	make_file("/mvchk", data, sizeof(data));
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/mvchk", &st), 0);
+	f.f_seq = st.fid.seq;
+	f.f_oid = st.fid.oid;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(mds_server_ns(mds), &f, &attr), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(mds_server_ns(mds), &f, &layout), 0);
+	mds_server_ost_set(mds, &osts);
+	sw->ps_fid = f;
+	sw->ps_flags = NC_SWITCH_MOVE;
+	sw->ps_old = layout;
+	sw->ps_new = layout;
+	/* The mtime moved on. */
+	sw->ps_size = attr.a_size;
+	sw->ps_mtime = attr.a_mtime;
+	sw->ps_mtime.t_nsec = (sw->ps_mtime.t_nsec + 1) % 1000000000u;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(mds_server_ns(mds), sw, &osts, &attr, &out),
+			-NC_E_CHANGED);
+	/* The size moved on. */
+	sw->ps_mtime = attr.a_mtime;
+	sw->ps_size = attr.a_size + 1;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(mds_server_ns(mds), sw, &osts, &attr, &out),
+			-NC_E_CHANGED);
+	/* Nothing moved: the file reads as before and is not packed. */
+	check_file(fs, "/mvchk", data, sizeof(data));
+	CU_ASSERT_FALSE(is_packed("/mvchk"));
+	/* A conversion with nothing changed goes through. */
+	CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 0), 0);
+	CU_ASSERT(is_packed("/mvchk"));
+	check_file(fs, "/mvchk", data, sizeof(data));
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/mvchk"), 0);
+	free(sw);
+}
+
 /* The address the compactor uses to reach its own MDS. */
 static void test_pack_gc_self_addr(void)
 {
@@ -2084,6 +2133,7 @@ int main(void)
 	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||
 	    !CU_add_test(suite, "an idle pack is sealed", test_pack_idle_seal) ||
+	    !CU_add_test(suite, "a move of a changed file is refused", test_pack_move_checks) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();

@@ -375,6 +375,18 @@ int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info 
  */
 int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t pack_max);
 /**
+ * nacre_pack_file() for @n files at once: their bytes gather in this
+ * client's pack buffer and are written, synced and committed a buffer at a
+ * time, not a file at a time (a tree of small files converts many times
+ * faster).  @results[i] receives what nacre_pack_file() would return for
+ * @fids[i].
+ * @return 0 when every file was tried, or a negative errno for the call
+ * itself (bad arguments, out of memory, a failed commit of this client's
+ * own files before the start).
+ */
+int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids, size_t n,
+		     uint32_t pack_max, int *results);
+/**
  * Compacts the sealed packs whose live fraction is below @threshold (0..1;
  * 0: 0.5): their files move to new packs, and the MDS destroys each emptied
  * pack after the grace period.  @moved and @freed (may be NULL) receive the

@@ -71,6 +71,7 @@ struct cl_pend {
 	 * still current; if a writer replaced it meanwhile, the move is
 	 * dropped, never retried over the writer's bytes. */
 	bool p_move;
+	int p_move_rc;                  /* why its switch failed (0: not yet) */
 	struct nc_layout p_old;         /* committed: the MDS's layout of it */
 	uint64_t p_pack, p_off;         /* where it was placed */
 	/* Unpacked: off the list, kept until its last handle lets go; the
@@ -470,11 +471,15 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 			if (r)
 				break;
 		}
-		if (r && p->p_move && r == -NC_E_CHANGED) {
-			/* Rewritten meanwhile: the writer's bytes stay. */
+		if (r && p->p_move) {
+			/* A move that failed (above all: rewritten meanwhile,
+			 * the writer's bytes stay) is never placed again; its
+			 * mover collects the outcome (pk_move_outcome_locked). */
 			if (!rc)
 				rc = r;
+			p->p_move_rc = r;
 			p->p_placed = false;
+			p->p_dirty = false;
 			continue;
 		}
 		if (r) {
@@ -1346,13 +1351,14 @@ int cl_pack_switch_rpc(struct nacre_fs *fs, struct nc_pack_switch *sw, struct nc
 /* ---- moving files into packs: conversion and compaction ---- */
 
 /*
- * Moves the bytes of @fid, which the MDS has as @layout (its own objects,
- * or an extent of another pack), into this client's current pack: read,
- * placed, committed by a switch that checks the file did not change
- * meanwhile (-NC_E_CHANGED otherwise: nothing moved).
+ * Reads the bytes of @fid, which the MDS has as @layout (its own objects,
+ * or an extent of another pack), and places them in this client's current
+ * pack as a move, committed by the next flush with a switch that checks
+ * the file did not change meanwhile.  0, or -errno (-EBUSY: this client
+ * is writing the file; nothing placed).
  */
-static int pk_move(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_attr *attr,
-		   const struct nc_layout *layout)
+static int pk_move_place(struct nacre_fs *fs, const struct nc_fid *fid,
+			 const struct nc_attr *attr, const struct nc_layout *layout)
 {
 	struct cl_packer *k = fs->fs_pk;
 	struct cl_pend *p = calloc(1, sizeof(*p));
@@ -1395,7 +1401,7 @@ static int pk_move(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 	pthread_mutex_lock(&k->k_lock);
 	if (pk_find_fid(k, fid)) {
 		/* Being written here: its next commit moves it anyway, but
-		 * this call moved nothing. */
+		 * this call moves nothing. */
 		pthread_mutex_unlock(&k->k_lock);
 		free(p->p_data);
 		free(p);
@@ -1405,35 +1411,60 @@ static int pk_move(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 	k->k_pends = p;
 	atomic_fetch_add(&k->k_npend, 1);
 	rc = pk_place_locked(fs, k, p);
-	if (!rc)
-		rc = pk_flush_locked(fs, k, false);
-	/* A pend that could not be committed leaves with it. */
-	if (pk_find_fid(k, fid) == p && !p->p_opens) {
-		if (!rc)
-			rc = -EIO;
+	if (rc && !p->p_opens)
 		pk_pend_free(k, p);
-	}
 	pthread_mutex_unlock(&k->k_lock);
 	return rc;
 }
 
-NACRE_API int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid,
-			      uint32_t pack_max)
+/*
+ * After a flush (which returned @flush_rc): what became of the move of
+ * @fid.  0 when it was committed (its pend is gone, or is a writer's own
+ * by now), else why not; a failed move's pend goes (k_lock held).
+ */
+static int pk_move_outcome_locked(struct cl_packer *k, const struct nc_fid *fid, int flush_rc)
 {
-	struct nc_fid f = { fid->seq, fid->oid };
+	struct cl_pend *p = pk_find_fid(k, fid);
+	int rc;
+
+	if (!p || !p->p_move)
+		return 0;
+	rc = p->p_move_rc ? p->p_move_rc : flush_rc ? flush_rc : -EIO;
+	if (!p->p_opens)
+		pk_pend_free(k, p);
+	/* Changed while it was read: the writer's bytes stay where they are. */
+	return rc == -NC_E_CHANGED ? -EBUSY : rc;
+}
+
+/* Flushes the moves placed so far and collects the outcome of each of
+ * @fids[i] with @placed[i]. */
+static void pk_moves_finish(struct nacre_fs *fs, const struct nc_fid *fids, const bool *placed,
+			    size_t n, int *results)
+{
+	struct cl_packer *k = fs->fs_pk;
+	int frc;
+
+	pthread_mutex_lock(&k->k_lock);
+	frc = pk_flush_locked(fs, k, false);
+	for (size_t i = 0; i < n; i++)
+		if (placed[i])
+			results[i] = pk_move_outcome_locked(k, &fids[i], frc);
+	pthread_mutex_unlock(&k->k_lock);
+}
+
+/* Checks @fid and places it as a move when it should be packed:
+ * *placed tells.  0 (placed, or already packed), or -errno. */
+static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t pack_max,
+			    bool *placed)
+{
 	struct nc_layout layout;
 	struct nc_attr attr;
 	int rc;
 
-	if (!fs->fs_pk)
-		return -EINVAL;
-	if (pack_max == 0)
-		pack_max = NC_PACK_MAX_DEFAULT;
-	rc = cl_pack_sync(fs);
+	*placed = false;
+	rc = cl_flush_fid(fs, fid);
 	if (!rc)
-		rc = cl_flush_fid(fs, &f);
-	if (!rc)
-		rc = cl_md_open(fs, &fs->fs_cred, &f, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &layout);
+		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &layout);
 	if (rc)
 		return rc;
 	if (!S_ISREG(attr.a_mode))
@@ -1442,9 +1473,53 @@ NACRE_API int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid,
 		return 0;
 	if (attr.a_size > pack_max)
 		return -EFBIG;
-	rc = pk_move(fs, &f, &attr, &layout);
-	/* Changed while it was read: the writer's bytes stay where they are. */
-	return rc == -NC_E_CHANGED ? -EBUSY : rc;
+	rc = pk_move_place(fs, fid, &attr, &layout);
+	*placed = rc == 0;
+	return rc;
+}
+
+NACRE_API int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids, size_t n,
+			       uint32_t pack_max, int *results)
+{
+	struct nc_fid *f;
+	bool *placed;
+	int rc;
+
+	if (!fs->fs_pk || (n && (!fids || !results)))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	if (pack_max == 0)
+		pack_max = NC_PACK_MAX_DEFAULT;
+	rc = cl_pack_sync(fs);
+	if (rc)
+		return rc;
+	f = calloc(n, sizeof(*f));
+	placed = calloc(n, sizeof(*placed));
+	if (!f || !placed) {
+		free(f);
+		free(placed);
+		return -ENOMEM;
+	}
+	/* The bytes gather in the pack buffer, written and committed a
+	 * buffer at a time (the placement flushes a full buffer itself). */
+	for (size_t i = 0; i < n; i++) {
+		f[i].f_seq = fids[i].seq;
+		f[i].f_oid = fids[i].oid;
+		results[i] = pk_convert_place(fs, &f[i], pack_max, &placed[i]);
+	}
+	pk_moves_finish(fs, f, placed, n, results);
+	free(f);
+	free(placed);
+	return 0;
+}
+
+NACRE_API int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid,
+			      uint32_t pack_max)
+{
+	int result, rc = nacre_pack_files(fs, fid, 1, pack_max, &result);
+
+	return rc ? rc : result;
 }
 
 /* The files of pack @id, NC_PACK_FILES_MAX at a time. */
@@ -1464,20 +1539,25 @@ static int pk_pack_files(struct nacre_fs *fs, uint64_t id, const struct nc_fid *
 	return rc;
 }
 
-/* Moves every file still in pack @id; @moved counts them. */
+/* Moves every file still in pack @id, a listing batch at a time: placed
+ * together, committed by one flush; @moved counts them. */
 static int pk_gc_pack(struct nacre_fs *fs, uint64_t id, struct nc_pack_files *pf,
 		      uint64_t *moved)
 {
 	struct nc_fid after = { 0, 0 };
+	bool placed[NC_PACK_FILES_MAX];
+	int results[NC_PACK_FILES_MAX];
 	int rc;
 
 	do {
 		rc = pk_pack_files(fs, id, &after, pf);
+		memset(placed, 0, sizeof(placed));
 		for (uint32_t j = 0; !rc && j < pf->pf_count; j++) {
 			struct nc_layout layout;
 			struct nc_attr attr;
 			int r;
 
+			results[j] = 0;
 			after = pf->pf_fids[j];
 			r = cl_md_open(fs, &fs->fs_cred, &after, NC_OPEN_READ, &attr, &layout);
 			if (r == -ENOENT)
@@ -1485,13 +1565,21 @@ static int pk_gc_pack(struct nacre_fs *fs, uint64_t id, struct nc_pack_files *pf
 			if (!r && (!(layout.l_flags & NC_LAYOUT_PACKED) || layout.l_pack_id != id))
 				continue; /* moved meanwhile */
 			if (!r)
-				r = pk_move(fs, &after, &attr, &layout);
-			if (r == -NC_E_CHANGED || r == -EBUSY)
-				continue; /* rewritten meanwhile, or being written
-					   * here: it leaves on its own */
+				r = pk_move_place(fs, &after, &attr, &layout);
+			if (r == -EBUSY)
+				continue; /* being written here: it leaves on its own */
 			if (r)
 				rc = r;
-			else
+			placed[j] = r == 0;
+		}
+		if (pf->pf_count)
+			pk_moves_finish(fs, pf->pf_fids, placed, pf->pf_count, results);
+		for (uint32_t j = 0; j < pf->pf_count; j++) {
+			if (!placed[j] || results[j] == -EBUSY)
+				continue; /* rewritten meanwhile: it left on its own */
+			if (results[j] && !rc)
+				rc = results[j];
+			else if (!results[j])
 				(*moved)++;
 		}
 	} while (!rc && pf->pf_count == NC_PACK_FILES_MAX);

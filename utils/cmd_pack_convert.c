@@ -154,23 +154,11 @@ static void conv_too_large(struct conv_run *cr, struct nacre_fs *fs,
 	}
 }
 
-/* Moves the regular file @fid into a pack when at most @pack_max bytes (0:
- * the library's default). */
-static void conv_file(struct conv_run *cr, struct nacre_fs *fs,
-		      const struct nacre_fid *fid, const char *path,
-		      uint32_t pack_max)
+/* Counts and tells what nacre_pack_files() answered for @fid. */
+static void conv_outcome(struct conv_run *cr, struct nacre_fs *fs,
+			 const struct nacre_fid *fid, const char *path,
+			 uint32_t pack_max, int rc)
 {
-	struct nacre_layout l;
-	int rc;
-
-	/* The library answers 0 for both; the layout tells them apart. */
-	rc = nacre_getlayout_fid(fs, fid, &l);
-	if (!rc && (l.flags & NACRE_LAYOUT_PACKED)) {
-		conv_note(cr, path, CONV_ALREADY, NULL, NULL);
-		return;
-	}
-	if (!rc)
-		rc = nacre_pack_file(fs, fid, pack_max);
 	if (rc == -ENOENT && conv_is_gone(fs, fid))
 		return;
 	if (rc == 0)
@@ -183,6 +171,53 @@ static void conv_file(struct conv_run *cr, struct nacre_fs *fs,
 			  NULL);
 	else
 		conv_note(cr, path, CONV_ERROR, nacre_strerror(rc), NULL);
+}
+
+/*
+ * Moves the regular files @fids[0..n) (named @paths) into packs when at
+ * most @pack_max bytes (0: the library's default), in one
+ * nacre_pack_files() call: their bytes are written and committed a pack
+ * buffer at a time, not a file at a time.
+ */
+static void conv_files(struct conv_run *cr, struct nacre_fs *fs,
+		       const struct nacre_fid *fids, char *const *paths, size_t n,
+		       uint32_t pack_max)
+{
+	struct nacre_fid *todo = calloc(n ? n : 1, sizeof(*todo));
+	size_t *idx = calloc(n ? n : 1, sizeof(*idx));
+	int *res = calloc(n ? n : 1, sizeof(*res));
+	size_t m = 0;
+	int rc;
+
+	if (!todo || !idx || !res) {
+		for (size_t i = 0; i < n; i++)
+			conv_note(cr, paths[i], CONV_ERROR, strerror(ENOMEM), NULL);
+		goto out_free;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct nacre_layout l;
+
+		/* The library answers 0 for both moved and already packed; the
+		 * layout tells them apart. */
+		rc = nacre_getlayout_fid(fs, &fids[i], &l);
+		if (!rc && (l.flags & NACRE_LAYOUT_PACKED)) {
+			conv_note(cr, paths[i], CONV_ALREADY, NULL, NULL);
+			continue;
+		}
+		if (rc) {
+			conv_outcome(cr, fs, &fids[i], paths[i], pack_max, rc);
+			continue;
+		}
+		todo[m] = fids[i];
+		idx[m++] = i;
+	}
+	rc = m ? nacre_pack_files(fs, todo, m, pack_max, res) : 0;
+	for (size_t j = 0; j < m; j++)
+		conv_outcome(cr, fs, &todo[j], paths[idx[j]], pack_max, rc ? rc : res[j]);
+out_free:
+	free(todo);
+	free(idx);
+	free(res);
 }
 
 /* ---- pack convert: the walk ---- */
@@ -255,10 +290,13 @@ static void conv_entries(struct conv_run *cr, struct nacre_fs *fs,
 			 const char *dir, const struct nacre_dirent *ents,
 			 int n, uint32_t pack_max, struct conv_stack *st)
 {
+	struct nacre_fid fids[PACK_READDIR_BATCH];
+	char *paths[PACK_READDIR_BATCH];
+	size_t nf = 0;
 	char *path;
 	int i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && i < PACK_READDIR_BATCH; i++) {
 		/* An open unlinked file goes with its last close. */
 		if (!strncmp(ents[i].name, CLI_HIDDEN_PREFIX,
 			     sizeof(CLI_HIDDEN_PREFIX) - 1))
@@ -270,14 +308,20 @@ static void conv_entries(struct conv_run *cr, struct nacre_fs *fs,
 			conv_dir_fail(cr, dir, strerror(ENOMEM));
 			continue;
 		}
-		if (S_ISDIR(ents[i].type) && conv_push(st, path, &ents[i].fid))
+		if (S_ISREG(ents[i].type)) {
+			fids[nf] = ents[i].fid;
+			paths[nf++] = path;
 			continue;
-		if (S_ISDIR(ents[i].type))
+		}
+		if (!conv_push(st, path, &ents[i].fid)) {
 			conv_dir_fail(cr, path, strerror(ENOMEM));
-		else
-			conv_file(cr, fs, &ents[i].fid, path, pack_max);
-		free(path);
+			free(path);
+		}
 	}
+	/* The files of this batch of entries move together. */
+	conv_files(cr, fs, fids, paths, nf, pack_max);
+	while (nf > 0)
+		free(paths[--nf]);
 }
 
 /*
@@ -357,8 +401,11 @@ static void conv_path(struct conv_run *cr, const char *path)
 		return;
 	}
 	cr->cr_opened++;
-	if (S_ISREG(t.tg_st.mode))
-		conv_file(cr, t.tg_fs, &t.tg_fid, path, cr->cr_pack_max);
+	if (S_ISREG(t.tg_st.mode)) {
+		char *name = (char *)path;      /* only read */
+
+		conv_files(cr, t.tg_fs, &t.tg_fid, &name, 1, cr->cr_pack_max);
+	}
 	else if (S_ISDIR(t.tg_st.mode))
 		conv_tree(cr, t.tg_fs, &t.tg_fid, path);
 	else

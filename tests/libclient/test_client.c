@@ -1931,6 +1931,67 @@ static void test_pack_move_checks(void)
 	free(sw);
 }
 
+/* nacre_pack_files(): many files in one call, each with its own answer,
+ * the bytes intact. */
+static void test_pack_files_batch(void)
+{
+	enum { NF = 40 };
+	struct nacre_fid fids[NF + 3];
+	int results[NF + 3];
+	struct nacre_stat st;
+	uint8_t *data[NF];
+	size_t len[NF];
+	char path[64];
+	uint8_t *big = calloc(1, 2 * S);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/batch", 0755), 0);
+	for (int i = 0; i < NF; i++) {
+		len[i] = (size_t)i * 3001 % 70000;
+		data[i] = malloc(len[i] + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+		fill_random(data[i], len[i], 3500 + i);
+		snprintf(path, sizeof(path), "/batch/f%d", i);
+		make_file(path, data[i], len[i]);
+		CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, path, &st), 0);
+		fids[i] = st.fid;
+	}
+	make_file("/batch/big", big, 2 * S);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/batch/big", &st), 0);
+	fids[NF] = st.fid;
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/batch", &st), 0);
+	fids[NF + 1] = st.fid;
+	fids[NF + 2] = fids[3];         /* twice in one call */
+	memset(results, 0x55, sizeof(results));
+	CU_ASSERT_EQUAL(nacre_pack_files(fs, fids, NF + 3, 0, results), 0);
+	for (int i = 0; i < NF; i++)
+		CU_ASSERT_EQUAL(results[i], 0);
+	CU_ASSERT_EQUAL(results[NF], -EFBIG);
+	CU_ASSERT_EQUAL(results[NF + 1], -EISDIR);
+	/* The second mention finds the first one's move under way here. */
+	CU_ASSERT(results[NF + 2] == 0 || results[NF + 2] == -EBUSY);
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/batch/f%d", i);
+		CU_ASSERT(is_packed(path));
+		check_file(fs, path, data[i], len[i]);
+	}
+	CU_ASSERT_FALSE(is_packed("/batch/big"));
+	/* Again: all already packed. */
+	CU_ASSERT_EQUAL(nacre_pack_files(fs, fids, NF, 0, results), 0);
+	for (int i = 0; i < NF; i++)
+		CU_ASSERT_EQUAL(results[i], 0);
+	CU_ASSERT_EQUAL(nacre_pack_files(fs, NULL, 1, 0, results), -EINVAL);
+	CU_ASSERT_EQUAL(nacre_pack_files(fs, fids, 0, 0, NULL), 0);
+	for (int i = 0; i < NF; i++) {
+		snprintf(path, sizeof(path), "/batch/f%d", i);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+		free(data[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/batch/big"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/batch"), 0);
+	free(big);
+}
+
 /* The address the compactor uses to reach its own MDS. */
 static void test_pack_gc_self_addr(void)
 {
@@ -2134,6 +2195,7 @@ int main(void)
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||
 	    !CU_add_test(suite, "an idle pack is sealed", test_pack_idle_seal) ||
 	    !CU_add_test(suite, "a move of a changed file is refused", test_pack_move_checks) ||
+	    !CU_add_test(suite, "many files converted in one call", test_pack_files_batch) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();

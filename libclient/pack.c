@@ -344,6 +344,8 @@ static void pk_committed(struct cl_packer *k, struct cl_pend *p)
 	p->p_placed = false;
 	p->p_dirty = false;
 	p->p_new = false;
+	/* A move is done: a handle opened meanwhile may keep the pend. */
+	p->p_move = false;
 	pk_extent(p, &p->p_old);
 	if (p->p_opens == 0)
 		pk_pend_free(k, p);
@@ -1062,6 +1064,7 @@ ssize_t cl_pend_write(struct nacre_fs *fs, struct cl_pend *p, const void *buf, s
 	}
 	memcpy(p->p_data + off, buf, len);
 	p->p_dirty = true;
+	p->p_move = false;      /* a writer's bytes now, not a move */
 	pk_now(&p->p_attr.a_mtime);
 	p->p_attr.a_ctime = p->p_attr.a_mtime;
 	pthread_mutex_unlock(&k->k_lock);
@@ -1084,6 +1087,7 @@ int cl_pend_truncate(struct nacre_fs *fs, struct cl_pend *p, uint64_t size)
 	if (!rc && size != p->p_len) {
 		rc = pk_resize(p, size);
 		p->p_dirty = true;
+		p->p_move = false;      /* a writer's bytes now, not a move */
 		pk_now(&p->p_attr.a_mtime);
 		p->p_attr.a_ctime = p->p_attr.a_mtime;
 	}
@@ -1419,8 +1423,9 @@ static int pk_move_place(struct nacre_fs *fs, const struct nc_fid *fid,
 
 /*
  * After a flush (which returned @flush_rc): what became of the move of
- * @fid.  0 when it was committed (its pend is gone, or is a writer's own
- * by now), else why not; a failed move's pend goes (k_lock held).
+ * @fid.  0 when it was committed (its pend is gone, kept by a handle that
+ * opened the file meanwhile, or a writer's own by now), else why not; a
+ * failed move's pend goes unless a handle holds it (k_lock held).
  */
 static int pk_move_outcome_locked(struct cl_packer *k, const struct nc_fid *fid, int flush_rc)
 {

@@ -38,7 +38,8 @@ struct nc_req {
 	struct nc_srv_conn *rq_conn;
 	struct nc_msg_hdr rq_hdr;
 	uint8_t *rq_body;       /* rq_hdr.mh_body_len bytes */
-	uint8_t *rq_bulk;       /* rq_hdr.mh_bulk_len bytes */
+	uint8_t *rq_bulk;       /* rq_hdr.mh_bulk_len bytes; from 64 KiB on,
+				 * it starts on a 4096-byte boundary */
 	const char *rq_peer;    /* "tcp://1.2.3.4:5678" of the requester */
 	uint32_t rq_peer_role;  /* enum nc_peer_role from CONNECT */
 };

@@ -91,6 +91,10 @@ struct srv_req {
 	size_t sr_size;
 };
 
+/* Bulks of at least this size start on a page boundary (req_alloc). */
+#define SRV_BULK_ALIGN 4096u
+#define SRV_BULK_ALIGN_MIN (64u * 1024)
+
 static void conn_put(struct nc_srv_conn *c)
 {
 	if (atomic_fetch_sub(&c->sc_refs, 1) != 1)
@@ -462,6 +466,41 @@ static bool maybe_pause(struct nc_srv_conn *c, size_t need)
 	return pause;
 }
 
+/*
+ * The buffer of the message whose header @c just read, or NULL (paused, or
+ * the connection closed for want of memory).  A large bulk starts on a
+ * page boundary, so that an OSS can write it to disk with O_DIRECT
+ * straight from here.
+ */
+static struct srv_req *req_alloc(struct nc_srv_conn *c)
+{
+	uint32_t blen = c->sc_hdr.mh_body_len;
+	size_t pad = 0, size;
+	struct srv_req *sr;
+	void *p = NULL;
+
+	if (c->sc_hdr.mh_bulk_len >= SRV_BULK_ALIGN_MIN)
+		pad = (SRV_BULK_ALIGN - (sizeof(*sr) + blen) % SRV_BULK_ALIGN) % SRV_BULK_ALIGN;
+	size = sizeof(*sr) + pad + c->sc_mlen;
+	if (maybe_pause(c, size))
+		return NULL;
+	if (pad || c->sc_hdr.mh_bulk_len >= SRV_BULK_ALIGN_MIN) {
+		if (posix_memalign(&p, SRV_BULK_ALIGN, size))
+			p = NULL;
+	} else {
+		p = malloc(size);
+	}
+	if (!p) {
+		conn_close(c, "out of memory");
+		return NULL;
+	}
+	sr = p;
+	sr->sr_size = size;
+	sr->sr_req.rq_body = (uint8_t *)(sr + 1) + pad;
+	sr->sr_req.rq_bulk = sr->sr_req.rq_body + blen;
+	return sr;
+}
+
 static void conn_readable(struct nc_srv_conn *c)
 {
 	struct nc_server *srv = c->sc_srv;
@@ -505,19 +544,10 @@ static void conn_readable(struct nc_srv_conn *c)
 			c->sc_mgot = 0;
 		}
 		if (!c->sc_msg) {
-			size_t size = sizeof(struct srv_req) + c->sc_mlen;
-			struct srv_req *sr;
+			struct srv_req *sr = req_alloc(c);
 
-			if (maybe_pause(c, size))
+			if (!sr)
 				return;
-			sr = malloc(size);
-			if (!sr) {
-				conn_close(c, "out of memory");
-				return;
-			}
-			sr->sr_size = size;
-			sr->sr_req.rq_body = (uint8_t *)(sr + 1);
-			sr->sr_req.rq_bulk = sr->sr_req.rq_body + c->sc_hdr.mh_body_len;
 			c->sc_msg = (uint8_t *)sr;
 		}
 		while (c->sc_mgot < c->sc_mlen) {

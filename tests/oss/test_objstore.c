@@ -772,6 +772,45 @@ static void test_read_hold_large(void)
 	oss_ost_close(ost);
 }
 
+/* Whole aligned pages from an aligned buffer go to disk with O_DIRECT: the
+ * bytes and their checksums are the same as through the page cache, and
+ * partial writes over them still merge. */
+static void test_direct_writes(void)
+{
+	const size_t len = 64 * BLK;
+	struct nc_fid fid = { 0x200000401ull, 0x65ull };
+	char dir[512];
+	struct oss_ost *ost = new_ost(dir, sizeof(dir), 0);
+	unsigned char *data = NULL, *back = malloc(3 * len);
+	uint64_t bad[4];
+	uint32_t nbad;
+	bool more;
+
+	CU_ASSERT_EQUAL_FATAL(posix_memalign((void **)&data, 4096, 3 * len), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	fill_random(data, 3 * len);
+	/* Aligned (direct), then a hole, then aligned again past it. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, len), 0);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 2 * len, data + 2 * len, len), 0);
+	memset(data + len, 0, len);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, back, 3 * len), (ssize_t)(3 * len));
+	CU_ASSERT(memcmp(back, data, 3 * len) == 0);
+	/* A few bytes into a page written directly: merged and summed. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 5 * BLK + 7, "nacre", 5), 0);
+	memcpy(data + 5 * BLK + 7, "nacre", 5);
+	/* A direct rewrite over cached pages. */
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, back, len), (ssize_t)len);
+	fill_random(data + 2 * len, len);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 2 * len, data + 2 * len, len), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, back, 3 * len), (ssize_t)(3 * len));
+	CU_ASSERT(memcmp(back, data, 3 * len) == 0);
+	CU_ASSERT_EQUAL(oss_obj_verify(ost, &fid, 0, 0, bad, 4, &nbad, &more), 0);
+	CU_ASSERT_EQUAL(nbad, 0);
+	free(data);
+	free(back);
+	oss_ost_close(ost);
+}
+
 /* A partial rewrite of a bad block must not make its old bytes pass. */
 static void test_csum_partial_rewrite(void)
 {
@@ -1131,6 +1170,7 @@ int main(void)
 	    !CU_add_test(suite, "checksums of holes", test_csum_holes) ||
 	    !CU_add_test(suite, "verified reads without a copy", test_read_hold) ||
 	    !CU_add_test(suite, "large verified reads without a copy", test_read_hold_large) ||
+	    !CU_add_test(suite, "direct writes of aligned pages", test_direct_writes) ||
 	    !CU_add_test(suite, "verify in windows", test_verify_large) ||
 	    !CU_add_test(suite, "readers racing a writer", test_csum_race)) {
 		CU_cleanup_registry();

@@ -419,7 +419,8 @@ struct nc_pack_switch {
 #define NC_SWITCH_PROPOSE 0x1u  /* only lay out objects for ps_fid (ps_new) */
 /* A move of the same bytes (conversion, compaction): also -NC_E_CHANGED
  * when the file's size or mtime is no longer ps_size / ps_mtime, i.e. a
- * writer changed the bytes in place since the mover read them. */
+ * writer changed the bytes in place since the mover read them; the file's
+ * owner may move it without write permission. */
 #define NC_SWITCH_MOVE 0x2u
 
 /* PACK_LIST: packs with an id above pl_after. */

@@ -369,7 +369,9 @@ int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info 
  * Moves the regular file @fid into a pack when it is at most @pack_max bytes
  * (0: NACRE_PACK_MAX_DEFAULT): 0 when moved or already packed, -EFBIG when
  * larger, -EBUSY when it changed while it was read or this handle is
- * writing it (nothing moved).  Its
+ * writing it (nothing moved), -EACCES when the caller neither owns the
+ * file nor may write it (the owner may move a read-only file: its bytes
+ * stay as they are).  Its
  * old objects stay readable for a grace period (5 min) for readers that
  * opened it before.
  */

@@ -1469,11 +1469,20 @@ static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint3
 	*placed = false;
 	rc = cl_flush_fid(fs, fid);
 	if (!rc)
-		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &layout);
+		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ, &attr, &layout);
 	if (rc)
 		return rc;
 	if (!S_ISREG(attr.a_mode))
 		return S_ISDIR(attr.a_mode) ? -EISDIR : -EINVAL;
+	/* Who may move it: its owner, or anyone who may write it (the MDS
+	 * checks again at the switch). */
+	if (attr.a_uid != fs->fs_cred.c_uid && fs->fs_cred.c_uid != 0) {
+		struct nc_layout w;
+
+		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &w);
+		if (rc)
+			return rc;
+	}
 	if (layout.l_flags & NC_LAYOUT_PACKED)
 		return 0;
 	if (attr.a_size > pack_max)

@@ -605,9 +605,14 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 		return rc;
 	if (!ns_is_reg(in))
 		return ns_is_dir(in) ? -EISDIR : -EINVAL;
-	rc = nc_permission(&in->in_attr, &sw->ps_cred, NC_MAY_WRITE);
-	if (rc)
-		return rc;
+	/* A move keeps the bytes as they are: the owner may move a file it
+	 * cannot write (datasets are often made read-only), as root may;
+	 * anyone else needs write permission, as for a rewrite. */
+	if (!(sw->ps_flags & NC_SWITCH_MOVE) || sw->ps_cred.c_uid != in->in_attr.a_uid) {
+		rc = nc_permission(&in->in_attr, &sw->ps_cred, NC_MAY_WRITE);
+		if (rc)
+			return rc;
+	}
 	if (sw->ps_flags & NC_SWITCH_PROPOSE) {
 		/* Objects for the file, laid out as the filesystem default: the
 		 * client fills them, then switches to them. */

@@ -1931,6 +1931,49 @@ static void test_pack_move_checks(void)
 	free(sw);
 }
 
+/* A read-only file may be moved into a pack by its owner (the bytes stay
+ * as they are), not by another user who may not write it. */
+static void test_pack_owner_moves(void)
+{
+	struct nacre_cred owner = { .uid = 4321, .gid = 4321 };
+	struct nacre_cred other = { .uid = 4322, .gid = 4322 };
+	struct nacre_opts oo = { .cred = &owner, .attr_cache_ms = -1 };
+	struct nacre_opts xo = { .cred = &other, .attr_cache_ms = -1 };
+	struct nacre_fs *fo = NULL, *fx = NULL;
+	struct nacre_file *f = NULL;
+	struct nacre_stat a, b;
+	uint8_t data[6000];
+
+	fill_random(data, sizeof(data), 3600);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/own", 0777), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &oo, &fo), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &xo, &fx), 0);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fo, i ? "/own/b" : "/own/a", O_CREAT | O_WRONLY,
+						 0644, &f), 0);
+		CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), 0), 0);
+		CU_ASSERT_EQUAL(nacre_close(f), 0);
+		CU_ASSERT_EQUAL(nacre_chmod(fo, i ? "/own/b" : "/own/a", 0444), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fo, "/own/a", &a), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fo, "/own/b", &b), 0);
+	/* Someone else: no. */
+	CU_ASSERT_EQUAL(nacre_pack_file(fx, &b.fid, 0), -EACCES);
+	CU_ASSERT_FALSE(is_packed("/own/b"));
+	/* The owner: yes, though the file is read-only. */
+	CU_ASSERT_EQUAL(nacre_pack_file(fo, &a.fid, 0), 0);
+	CU_ASSERT(is_packed("/own/a"));
+	check_file(fs, "/own/a", data, sizeof(data));
+	CU_ASSERT_EQUAL(nacre_stat(fs, "/own/a", &b), 0);
+	CU_ASSERT_EQUAL(b.mode & 07777, 0444);
+	CU_ASSERT_EQUAL(b.uid, 4321);
+	nacre_disconnect(fx);
+	nacre_disconnect(fo);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/own/a"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/own/b"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/own"), 0);
+}
+
 /* nacre_pack_files(): many files in one call, each with its own answer,
  * the bytes intact. */
 static void test_pack_files_batch(void)
@@ -2196,6 +2239,7 @@ int main(void)
 	    !CU_add_test(suite, "an idle pack is sealed", test_pack_idle_seal) ||
 	    !CU_add_test(suite, "a move of a changed file is refused", test_pack_move_checks) ||
 	    !CU_add_test(suite, "many files converted in one call", test_pack_files_batch) ||
+	    !CU_add_test(suite, "the owner of a read-only file may pack it", test_pack_owner_moves) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();

@@ -189,13 +189,11 @@ static void req_release(struct nc_req *req)
 	conn_put(c);
 }
 
-static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
-		     const void *body, uint32_t blen, const void *bulk,
-		     uint32_t bulklen)
+/* The iovec of header (encoded into @hb) and body; returns entries used. */
+static int msg_iov(const struct nc_msg_hdr *h, uint8_t hb[NC_HDR_LEN], const void *body,
+		   uint32_t blen, struct iovec *iov)
 {
-	uint8_t hb[NC_HDR_LEN];
-	struct iovec iov[3];
-	int n = 0, rc;
+	int n = 0;
 
 	nc_hdr_encode(h, hb);
 	iov[n].iov_base = hb;
@@ -204,6 +202,17 @@ static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 		iov[n].iov_base = (void *)(uintptr_t)body;
 		iov[n++].iov_len = blen;
 	}
+	return n;
+}
+
+static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
+		     const void *body, uint32_t blen, const void *bulk,
+		     uint32_t bulklen)
+{
+	uint8_t hb[NC_HDR_LEN];
+	struct iovec iov[3];
+	int n = msg_iov(h, hb, body, blen, iov), rc;
+
 	if (bulklen) {
 		iov[n].iov_base = (void *)(uintptr_t)bulk;
 		iov[n++].iov_len = bulklen;
@@ -214,11 +223,11 @@ static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 	return rc;
 }
 
-static int reply_hdr_send(struct nc_srv_conn *c, const struct nc_msg_hdr *rq,
-			  int status, const void *body, uint32_t blen,
-			  const void *bulk, uint32_t bulklen)
+/* The header of the reply to @rq. */
+static void reply_hdr_make(const struct nc_msg_hdr *rq, int status, uint32_t blen,
+			   uint32_t bulklen, struct nc_msg_hdr *h)
 {
-	struct nc_msg_hdr h = {
+	*h = (struct nc_msg_hdr){
 		.mh_magic = NC_MSG_MAGIC,
 		.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR,
 		.mh_opcode = rq->mh_opcode,
@@ -228,21 +237,21 @@ static int reply_hdr_send(struct nc_srv_conn *c, const struct nc_msg_hdr *rq,
 		.mh_body_len = blen,
 		.mh_bulk_len = bulklen,
 	};
+}
 
+static int reply_hdr_send(struct nc_srv_conn *c, const struct nc_msg_hdr *rq,
+			  int status, const void *body, uint32_t blen,
+			  const void *bulk, uint32_t bulklen)
+{
+	struct nc_msg_hdr h;
+
+	reply_hdr_make(rq, status, blen, bulklen, &h);
 	return conn_send(c, &h, body, blen, bulk, bulklen);
 }
 
-int nc_req_reply(struct nc_req *req, int status, const void *body,
-		 uint32_t body_len, const void *bulk, uint32_t bulk_len)
+/* A reply of @req went out (@rc 0) or could not: logged, @req freed. */
+static int reply_done(struct nc_req *req, int rc)
 {
-	int rc;
-
-	if (status) {
-		body_len = 0;
-		bulk_len = 0;
-	}
-	rc = reply_hdr_send(req->rq_conn, &req->rq_hdr, status, body, body_len,
-			    bulk, bulk_len);
 	if (rc)
 		nc_debug(req->rq_conn->sc_srv->s_name,
 			 "reply to %s req %" PRIu64 " from %s failed: %s",
@@ -250,6 +259,17 @@ int nc_req_reply(struct nc_req *req, int status, const void *body,
 			 req->rq_peer, nc_strerror(rc));
 	req_release(req);
 	return rc;
+}
+
+int nc_req_reply(struct nc_req *req, int status, const void *body,
+		 uint32_t body_len, const void *bulk, uint32_t bulk_len)
+{
+	if (status) {
+		body_len = 0;
+		bulk_len = 0;
+	}
+	return reply_done(req, reply_hdr_send(req->rq_conn, &req->rq_hdr, status, body,
+					      body_len, bulk, bulk_len));
 }
 
 /* Without a transport sendfile: the file's bytes through a buffer. */
@@ -283,31 +303,16 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 		      int file_fd, off_t off, uint32_t len)
 {
 	struct nc_srv_conn *c = req->rq_conn;
-	struct nc_msg_hdr h = {
-		.mh_magic = NC_MSG_MAGIC,
-		.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR,
-		.mh_opcode = req->rq_hdr.mh_opcode,
-		.mh_flags = NC_MF_REPLY,
-		.mh_status = 0,
-		.mh_reqid = req->rq_hdr.mh_reqid,
-		.mh_body_len = body_len,
-		.mh_bulk_len = len,
-	};
 	uint8_t hb[NC_HDR_LEN];
+	struct nc_msg_hdr h;
 	struct iovec iov[2];
-	int n = 0, rc;
+	int n, rc;
 
-	if (!c->sc_ops->xo_sendfile) {
-		rc = conn_send_file_copy(c, &h, body, body_len, file_fd, off, len);
-		goto out;
-	}
-	nc_hdr_encode(&h, hb);
-	iov[n].iov_base = hb;
-	iov[n++].iov_len = NC_HDR_LEN;
-	if (body_len) {
-		iov[n].iov_base = (void *)(uintptr_t)body;
-		iov[n++].iov_len = body_len;
-	}
+	reply_hdr_make(&req->rq_hdr, 0, body_len, len, &h);
+	if (!c->sc_ops->xo_sendfile)
+		return reply_done(req, conn_send_file_copy(c, &h, body, body_len, file_fd,
+							   off, len));
+	n = msg_iov(&h, hb, body, body_len, iov);
 	pthread_mutex_lock(&c->sc_send_lock);
 	rc = c->sc_ops->xo_sendfile(c->sc_fd, iov, n, file_fd, off, len);
 	/* Part of a message may have left: the stream is out of step, so
@@ -315,13 +320,7 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 	if (rc)
 		shutdown(c->sc_fd, SHUT_RDWR);
 	pthread_mutex_unlock(&c->sc_send_lock);
-out:
-	if (rc)
-		nc_debug(c->sc_srv->s_name, "reply to %s req %" PRIu64 " from %s failed: %s",
-			 nc_op_name(req->rq_hdr.mh_opcode), req->rq_hdr.mh_reqid, req->rq_peer,
-			 nc_strerror(rc));
-	req_release(req);
-	return rc;
+	return reply_done(req, rc);
 }
 
 int nc_req_reply_err(struct nc_req *req, int status)
@@ -484,7 +483,7 @@ static struct srv_req *req_alloc(struct nc_srv_conn *c)
 	size = sizeof(*sr) + pad + c->sc_mlen;
 	if (maybe_pause(c, size))
 		return NULL;
-	if (pad || c->sc_hdr.mh_bulk_len >= SRV_BULK_ALIGN_MIN) {
+	if (c->sc_hdr.mh_bulk_len >= SRV_BULK_ALIGN_MIN) {
 		if (posix_memalign(&p, SRV_BULK_ALIGN, size))
 			p = NULL;
 	} else {

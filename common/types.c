@@ -71,6 +71,23 @@ int64_t nc_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+bool nc_pack_is_sparse(bool sealed, uint64_t files, uint64_t size, uint64_t live,
+		       double threshold)
+{
+	return sealed && files && size && (double)live / (double)size < threshold;
+}
+
+void nc_deadline_ms(struct timespec *ts, clockid_t clk, int ms)
+{
+	clock_gettime(clk, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 bool nc_cred_in_group(const struct nc_cred *c, uint32_t gid)
 {
 	uint32_t n = c->c_ngroups;

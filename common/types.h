@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #define NC_NAME_MAX 255          /* one path component, without the NUL */
 #define NC_SYMLINK_MAX 4095      /* a symlink target, without the NUL */
@@ -172,8 +173,17 @@ struct nc_statfs {
 #define NC_SA_MTIME_NOW 0x080u
 #define NC_SA_CTIME 0x100u
 
+/* Whether compaction takes a pack: sealed, with files still in it, and
+ * less than @threshold of its bytes theirs (the MDS's background pass and
+ * nacre_pack_gc() must agree on it). */
+bool nc_pack_is_sparse(bool sealed, uint64_t files, uint64_t size, uint64_t live,
+		       double threshold);
+
 /* Milliseconds of CLOCK_MONOTONIC: for timeouts and expiry. */
 int64_t nc_now_ms(void);
+/* @ms milliseconds from now on clock @clk, for pthread_cond_timedwait()
+ * (CLOCK_REALTIME for a default condition variable). */
+void nc_deadline_ms(struct timespec *ts, clockid_t clk, int ms);
 
 /* Access checks against mode bits (the MDS decides; a client may check
  * first to fail early). */

@@ -101,10 +101,10 @@ struct cl_ra;
  */
 ssize_t cl_ra_read(struct nacre_file *f, const struct nc_layout *l, void *buf, size_t len,
 		   uint64_t off, uint64_t size);
-/* This client changed the bytes of @fid: bytes read ahead go. */
+/* This client changed the bytes of @fid (called when a write or truncate
+ * of its objects ends, by the one path each takes: cl_io_write(),
+ * cl_ec_write(), cl_truncate()): bytes read ahead before go unread. */
 void cl_ra_file_changed(struct nacre_fs *fs, const struct nc_fid *fid);
-/* Drops what @f read ahead (its own write). */
-void cl_ra_forget(struct nacre_file *f);
 /* Waits for reads in flight and frees @f's readahead (at close). */
 void cl_ra_free(struct nacre_file *f);
 

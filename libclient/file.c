@@ -620,9 +620,6 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 		return -EBADF;
 	if (len == 0)
 		return 0;
-	/* Bytes read ahead of this range are about to be wrong. */
-	cl_ra_forget(f);
-	cl_ra_file_changed(f->f_fs, &f->f_fid);
 	pend_check(f);
 	if (f->f_pend) {
 		ssize_t n = cl_pend_write(f->f_fs, f->f_pend, buf, len, (uint64_t)off,

@@ -680,13 +680,7 @@ static void *pk_flusher(void *arg)
 				k->k_err = rc;
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += k->k_flush_ms / 1000;
-		ts.tv_nsec += (long)(k->k_flush_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		nc_deadline_ms(&ts, CLOCK_MONOTONIC, k->k_flush_ms);
 		pthread_cond_timedwait(&k->k_cond, &k->k_lock, &ts);
 	}
 	pthread_mutex_unlock(&k->k_lock);
@@ -1635,8 +1629,8 @@ NACRE_API int nacre_pack_gc(struct nacre_fs *fs, double threshold, uint64_t *mov
 		if (rc || n == 0)
 			break;
 		for (unsigned int i = 0; i < n && !rc; i++) {
-			if (!packs[i].sealed || !packs[i].size || packs[i].files == 0 ||
-			    (double)packs[i].live / (double)packs[i].size >= threshold)
+			if (!nc_pack_is_sparse(packs[i].sealed, packs[i].files, packs[i].size,
+					       packs[i].live, threshold))
 				continue;
 			rc = pk_gc_pack(fs, packs[i].id, pf, &nmoved);
 			if (!rc)

@@ -97,10 +97,10 @@ static void ra_seg_done(struct nc_call *call)
 
 /* Makes a finished segment free again (ra_lock held); what no reader
  * took from it counts as dropped. */
-static void ra_seg_free(struct nacre_fs *fs, struct cl_ra_seg *s)
+static void ra_seg_free(struct cl_ra_seg *s)
 {
 	if (s->s_len > s->s_served)
-		atomic_fetch_add(&fs->fs_ra_dropped, s->s_len - s->s_served);
+		atomic_fetch_add(&s->s_ra->ra_fs->fs_ra_dropped, s->s_len - s->s_served);
 	nc_call_fini(&s->s_piece.ip_call);
 	s->s_state = RA_FREE;
 	s->s_dropped = false;
@@ -115,7 +115,7 @@ static void ra_drop_all(struct cl_ra *ra)
 		if (s->s_state == RA_BUSY || s->s_users)
 			s->s_dropped = true;
 		else if (s->s_state != RA_FREE)
-			ra_seg_free(ra->ra_fs, s);
+			ra_seg_free(s);
 	}
 	ra->ra_end = 0;
 }
@@ -129,7 +129,7 @@ static void ra_reap(struct cl_ra *ra, uint64_t off)
 		if (s->s_state == RA_FREE || s->s_state == RA_BUSY || s->s_users)
 			continue;
 		if (s->s_dropped || s->s_off + s->s_len <= off)
-			ra_seg_free(ra->ra_fs, s);
+			ra_seg_free(s);
 	}
 }
 
@@ -200,7 +200,7 @@ static bool ra_seg_start(struct nacre_file *f, struct cl_ra *ra, const struct nc
 		/* Never queued: it will never complete. */
 		ra->ra_busy--;
 		s->s_served = s->s_len;         /* nothing was fetched */
-		ra_seg_free(ra->ra_fs, s);
+		ra_seg_free(s);
 		return false;
 	}
 	atomic_fetch_add(&ra->ra_fs->fs_ra_fetched, len);
@@ -305,7 +305,7 @@ ssize_t cl_ra_read(struct nacre_file *f, const struct nc_layout *l, void *buf, s
 			if (s->s_gen != gen)
 				ra_drop_all(ra);
 			else
-				ra_seg_free(ra->ra_fs, s);
+				ra_seg_free(s);
 			break;
 		}
 		end = s->s_off + s->s_len < off + len ? s->s_off + s->s_len : off + len;
@@ -320,7 +320,7 @@ ssize_t cl_ra_read(struct nacre_file *f, const struct nc_layout *l, void *buf, s
 		s->s_served += (uint32_t)(end - pos);
 		pos = end;
 		if ((pos == s->s_off + s->s_len || s->s_dropped) && !s->s_users)
-			ra_seg_free(ra->ra_fs, s);
+			ra_seg_free(s);
 	}
 	if (ra->ra_seq > 0)
 		ra_fill(f, ra, l, off + len, size, gen);
@@ -333,22 +333,6 @@ NACRE_API void nacre_io_stats(struct nacre_fs *fs, struct nacre_io_stats *st)
 	st->ra_fetched = atomic_load(&fs->fs_ra_fetched);
 	st->ra_served = atomic_load(&fs->fs_ra_served);
 	st->ra_dropped = atomic_load(&fs->fs_ra_dropped);
-}
-
-void cl_ra_forget(struct nacre_file *f)
-{
-	struct cl_ra *ra;
-
-	pthread_mutex_lock(&f->f_lock);
-	ra = f->f_ra;
-	pthread_mutex_unlock(&f->f_lock);
-	if (!ra)
-		return;
-	pthread_mutex_lock(&ra->ra_lock);
-	ra->ra_seq = 0;
-	ra->ra_window = 0;
-	ra_drop_all(ra);
-	pthread_mutex_unlock(&ra->ra_lock);
 }
 
 void cl_ra_free(struct nacre_file *f)
@@ -365,7 +349,7 @@ void cl_ra_free(struct nacre_file *f)
 	pthread_mutex_unlock(&ra->ra_lock);
 	for (unsigned int i = 0; i < ra->ra_nsegs; i++) {
 		if (ra->ra_segs[i].s_state != RA_FREE)
-			ra_seg_free(ra->ra_fs, &ra->ra_segs[i]);
+			ra_seg_free(&ra->ra_segs[i]);
 		free(ra->ra_segs[i].s_buf);
 	}
 	pthread_cond_destroy(&ra->ra_cond);

@@ -36,9 +36,6 @@ struct mds_pack_gc {
 	pthread_cond_t pg_cond;
 	bool pg_stopping;
 	bool pg_kicked;
-	uint64_t pg_passes;
-	uint64_t pg_moved;
-	uint64_t pg_freed;
 };
 
 int mds_pack_gc_candidates(struct mds_ns *ns, double threshold, uint64_t *count)
@@ -57,8 +54,8 @@ int mds_pack_gc_candidates(struct mds_ns *ns, double threshold, uint64_t *count)
 		for (uint32_t i = 0; i < got; i++) {
 			const struct nc_pack_rec *p = &recs[i];
 
-			if (p->pk_sealed && p->pk_files && p->pk_size &&
-			    (double)p->pk_live / (double)p->pk_size < threshold)
+			if (nc_pack_is_sparse(p->pk_sealed, p->pk_files, p->pk_size, p->pk_live,
+					      threshold))
 				n++;
 		}
 		if (got < NC_PACK_LIST_MAX)
@@ -105,25 +102,10 @@ static int pack_gc_pass(struct mds_pack_gc *pg)
 		return rc;
 	rc = nacre_pack_gc(fs, pg->pg_conf.pc_threshold, &moved, &freed);
 	nacre_disconnect(fs);
-	pthread_mutex_lock(&pg->pg_lock);
-	pg->pg_moved += moved;
-	pg->pg_freed += freed;
-	pthread_mutex_unlock(&pg->pg_lock);
 	nc_info("mds", "pack gc: %" PRIu64 " file%s moved, %" PRIu64 " pack%s emptied%s%s",
 		moved, moved == 1 ? "" : "s", freed, freed == 1 ? "" : "s",
 		rc ? ", stopped: " : "", rc ? nacre_strerror(rc) : "");
 	return rc;
-}
-
-static void pack_gc_deadline(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
 }
 
 static void *pack_gc_main(void *arg)
@@ -134,7 +116,7 @@ static void *pack_gc_main(void *arg)
 
 	pthread_mutex_lock(&pg->pg_lock);
 	for (;;) {
-		pack_gc_deadline(&ts, pg->pg_conf.pc_interval_ms);
+		nc_deadline_ms(&ts, CLOCK_REALTIME, pg->pg_conf.pc_interval_ms);
 		while (!pg->pg_stopping && !pg->pg_kicked &&
 		       pthread_cond_timedwait(&pg->pg_cond, &pg->pg_lock, &ts) != ETIMEDOUT)
 			;
@@ -147,8 +129,6 @@ static void *pack_gc_main(void *arg)
 			nc_warn("mds", "pack gc pass: %s (next pass in %d s)", nacre_strerror(rc),
 				pg->pg_conf.pc_interval_ms / 1000);
 		pthread_mutex_lock(&pg->pg_lock);
-		pg->pg_passes++;
-		pthread_cond_broadcast(&pg->pg_cond);
 	}
 	pthread_mutex_unlock(&pg->pg_lock);
 	return NULL;
@@ -193,16 +173,6 @@ void mds_pack_gc_kick(struct mds_pack_gc *pg)
 	pthread_mutex_lock(&pg->pg_lock);
 	pg->pg_kicked = true;
 	pthread_cond_broadcast(&pg->pg_cond);
-	pthread_mutex_unlock(&pg->pg_lock);
-}
-
-void mds_pack_gc_totals(struct mds_pack_gc *pg, uint64_t *passes, uint64_t *moved,
-			uint64_t *freed)
-{
-	pthread_mutex_lock(&pg->pg_lock);
-	*passes = pg->pg_passes;
-	*moved = pg->pg_moved;
-	*freed = pg->pg_freed;
 	pthread_mutex_unlock(&pg->pg_lock);
 }
 

@@ -40,9 +40,6 @@ int mds_pack_gc_candidates(struct mds_ns *ns, double threshold, uint64_t *count)
 int mds_pack_gc_start(const struct mds_pack_gc_conf *conf, struct mds_pack_gc **out);
 /* Wakes the thread for a pass now (tests, or after many unlinks). */
 void mds_pack_gc_kick(struct mds_pack_gc *pg);
-/* Passes run so far, and files moved and packs emptied by them. */
-void mds_pack_gc_totals(struct mds_pack_gc *pg, uint64_t *passes, uint64_t *moved,
-			uint64_t *freed);
 /* Stops the thread (a pass under way finishes first) and frees @pg.
  * NULL is a no-op. */
 void mds_pack_gc_stop(struct mds_pack_gc *pg);

@@ -371,13 +371,7 @@ static void *destroy_main(void *arg)
 		pthread_mutex_lock(&mds->ms_lock);
 		if (mds->ms_stopping || mds->ms_kicked)
 			continue;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += interval / 1000;
-		ts.tv_nsec += (interval % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		nc_deadline_ms(&ts, CLOCK_REALTIME, interval);
 		pthread_cond_timedwait(&mds->ms_cond, &mds->ms_lock, &ts);
 	}
 	pthread_mutex_unlock(&mds->ms_lock);

@@ -755,8 +755,9 @@ static void oss_csum_rebuild(int fd, int cfd, uint64_t old, uint64_t off,
  * that the write leaves behind a hole (it now runs on in zeros), are edges.
  */
 /*
- * Writes the object's bytes: through @dfd (the object opened O_DIRECT, or
- * -1) when it may, else through @fd.  Direct I/O takes the bytes straight
+ * Writes the object's bytes: through @dfd (the object opened O_DIRECT for
+ * this write, which oss_write_may_be_direct() allowed; or -1), else
+ * through @fd.  Direct I/O takes the bytes straight
  * from @buf to the disk: under many concurrent writers the page cache copy
  * costs more CPU than everything else an OSS does (measured: 24 threads
  * writing 1.5 GiB into six files, 2 to 3 s of system time buffered, 0.1 s
@@ -766,7 +767,7 @@ static int oss_write_data(int fd, int dfd, const uint8_t *buf, size_t len, uint6
 {
 	int ret;
 
-	if (dfd >= 0 && oss_write_may_be_direct(buf, len, off)) {
+	if (dfd >= 0) {
 		ret = oss_pwrite_all(dfd, buf, len, (off_t)off);
 		if (ret != -EINVAL)
 			return ret;
@@ -897,6 +898,27 @@ static int oss_punch_locked(int fd, int cfd, uint64_t size, uint64_t off,
 }
 
 /*
+ * The stored checksums of blocks [first, last], in @stack when they fit
+ * (release with oss_crcs_put()); NULL with *@err set when they cannot be
+ * had.
+ */
+static uint32_t *oss_crcs_read(int cfd, uint64_t first, uint64_t last, uint32_t *stack,
+			       int *err)
+{
+	uint32_t *crc = oss_crcs_get(stack, last - first + 1);
+
+	*err = -ENOMEM;
+	if (!crc)
+		return NULL;
+	*err = oss_csum_load(cfd, first, (size_t)(last - first + 1), crc);
+	if (*err) {
+		oss_crcs_put(stack, crc);
+		return NULL;
+	}
+	return crc;
+}
+
+/*
  * Reads @n bytes at @off (all inside an object of @size bytes) into @buf,
  * checking every block the range touches.  Blocks wholly inside the range
  * are read straight into @buf with one pread; a partial first or last
@@ -912,12 +934,9 @@ static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
 	uint8_t blk[OSS_CSUM_BLOCK];
 	int ret;
 
-	crc = oss_crcs_get(stack, last - first + 1);
+	crc = oss_crcs_read(cfd, first, last, stack, &ret);
 	if (!crc)
-		return -ENOMEM;
-	ret = oss_csum_load(cfd, first, (size_t)(last - first + 1), crc);
-	if (ret)
-		goto out_put_crcs;
+		return ret;
 	for (int edge = 0; edge < 2; edge++) {
 		uint64_t b = edge ? last : first, start = b * OSS_CSUM_BLOCK;
 		uint64_t from, to;
@@ -1072,12 +1091,9 @@ static int oss_blocks_check_mapped(int fd, int cfd, uint64_t size, uint64_t firs
 	const uint8_t *map;
 	int ret;
 
-	crc = oss_crcs_get(stack, last - first + 1);
+	crc = oss_crcs_read(cfd, first, last, stack, &ret);
 	if (!crc)
-		return -ENOMEM;
-	ret = oss_csum_load(cfd, first, (size_t)(last - first + 1), crc);
-	if (ret)
-		goto out_put_crcs;
+		return ret;
 	map = mmap(NULL, (size_t)(stop - start), PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
 		   (off_t)start);
 	if (map == MAP_FAILED) {

@@ -11,26 +11,31 @@
 #include "common/log.h"
 #include "oss/server.h"
 
+/* Encodes an object reply body into @buf; returns its length. */
+static uint32_t obj_rep_encode(uint8_t buf[32], uint64_t size, uint64_t blocks)
+{
+	struct nc_obj_rep rep = { .op_size = size, .op_blocks = blocks };
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, 32);
+	nc_wire_obj_rep(&x, &rep);
+	return (uint32_t)x.x_pos;
+}
+
 static int reply_obj(struct nc_req *req, uint64_t size, uint64_t blocks,
 		     const void *bulk, uint32_t bulk_len)
 {
-	struct nc_obj_rep rep = { .op_size = size, .op_blocks = blocks };
 	uint8_t buf[32];
-	struct nc_xdr x;
 
-	nc_xdr_init_encode(&x, buf, sizeof(buf));
-	nc_wire_obj_rep(&x, &rep);
-	return nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, bulk, bulk_len);
+	return nc_req_reply(req, 0, buf, obj_rep_encode(buf, size, blocks), bulk, bulk_len);
 }
 
 /* The bytes go from the object's page cache to the socket, checked but
  * never copied through this process. */
 static void obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
 {
-	struct nc_obj_rep rep = { 0 };
 	struct oss_read_hold h;
 	uint8_t buf[32];
-	struct nc_xdr x;
 	ssize_t n;
 
 	if (o->or_len > NC_MAX_BULK) {
@@ -45,11 +50,8 @@ static void obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_ob
 			reply_obj(req, 0, 0, NULL, 0);
 		return;
 	}
-	rep.op_size = (uint64_t)n;
-	nc_xdr_init_encode(&x, buf, sizeof(buf));
-	nc_wire_obj_rep(&x, &rep);
-	nc_req_reply_file(req, buf, (uint32_t)x.x_pos, h.rh_fd, (off_t)h.rh_off,
-			  (uint32_t)h.rh_len);
+	nc_req_reply_file(req, buf, obj_rep_encode(buf, (uint64_t)n, 0), h.rh_fd,
+			  (off_t)h.rh_off, (uint32_t)h.rh_len);
 	oss_obj_read_release(&h);
 }
 

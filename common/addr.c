@@ -71,5 +71,27 @@ const struct nc_xprt_ops *nc_xprt_find(const struct nc_addr *a)
 {
 	if (!strcmp(a->a_scheme, "tcp"))
 		return &nc_xprt_tcp;
+#ifdef HAVE_RDMA
+	if (!strcmp(a->a_scheme, "rdma"))
+		return &nc_xprt_rdma;
+#endif
 	return NULL;
 }
+
+#ifndef HAVE_RDMA
+/* Without RDMA nothing is ever registered. */
+int nc_xprt_mem_pin(void *addr, size_t len)
+{
+	return addr && len ? 0 : -EINVAL;
+}
+
+int nc_xprt_mem_unpin(void *addr)
+{
+	return 0;
+}
+
+void nc_xprt_rdma_stats(struct nc_xprt_rdma_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+#endif

@@ -66,6 +66,15 @@ int nc_server_new(const struct nc_server_conf *conf, struct nc_server **out);
  * nc_server_bound_port(). */
 int nc_server_listen(struct nc_server *srv, const char *addr);
 int nc_server_bound_port(struct nc_server *srv, int idx);
+/*
+ * Listens on every address of a comma-separated list ("rdma://h:p,tcp://h:p"),
+ * in order.  An RDMA address that cannot listen (no device) is logged and
+ * left out as long as another address listens.  @bound receives the list of
+ * addresses listened on, ports as bound.  0, or the error of the address
+ * that failed.
+ */
+int nc_server_listen_list(struct nc_server *srv, const char *list, char *bound,
+			  size_t len);
 int nc_server_start(struct nc_server *srv);
 /* Stops accepting, closes connections, waits for the threads; requests still
  * queued are dropped without a reply.  Safe to call twice. */
@@ -173,7 +182,12 @@ struct nc_cconn_opts {
 	int co_retry_ms;
 };
 
-/* Creates a connection object; connects lazily on first use.
+/* Creates a connection object; connects lazily on first use.  @addr may
+ * list one address per transport of the same server, comma-separated
+ * ("rdma://h:p,tcp://h:p"): each connect tries RDMA first and falls back
+ * to the next (an address that failed goes last for a while).  Addresses
+ * of transports not built in are ignored; -EPROTONOSUPPORT when none is
+ * left.
  * @note @fsname and @addr are copied. */
 int nc_cconn_new(const char *addr, const char *fsname,
 		 const struct nc_cconn_opts *opts, struct nc_cconn **out);
@@ -183,6 +197,9 @@ const char *nc_cconn_addr(const struct nc_cconn *cc);
 /* Server uuid from the last CONNECT reply (zero before). */
 void nc_cconn_server_uuid(struct nc_cconn *cc, uint8_t uuid[16]);
 bool nc_cconn_is_connected(struct nc_cconn *cc);
+/* "rdma" or "tcp": the transport of the connection now, NULL when not
+ * connected.  @note A static string. */
+const char *nc_cconn_xprt_name(struct nc_cconn *cc);
 
 /*
  * Queue @call.  Connects first when needed (one attempt).  0 when the call

@@ -23,12 +23,21 @@
 #include "common/rpc.h"
 
 #define CC_BUCKETS 256
+/* Addresses of one server, one per transport ("rdma://h:p,tcp://h:p"). */
+#define CC_MAX_ADDRS 4
+/* After a failed attempt, an address is tried after the others for this
+ * long (a dead RDMA path costs a connect timeout each time). */
+#define CC_ADDR_PENALTY_MS 30000
 
 struct nc_cconn {
 	char cc_addr_str[NC_ADDR_MAX + 1];
 	char cc_fsname[NC_FSNAME_MAX + 1];
-	struct nc_addr cc_addr;
-	const struct nc_xprt_ops *cc_ops;
+	struct nc_addr cc_addrs[CC_MAX_ADDRS];  /* RDMA ones first */
+	const struct nc_xprt_ops *cc_addr_ops[CC_MAX_ADDRS];
+	int64_t cc_addr_failed_ms[CC_MAX_ADDRS];
+	int cc_naddrs;
+	int cc_cur;                     /* the address of the connection */
+	const struct nc_xprt_ops *cc_ops; /* its transport */
 	struct nc_cconn_opts cc_opts;
 	pthread_mutex_t cc_lock;        /* pending table, state */
 	pthread_mutex_t cc_send_lock;
@@ -244,7 +253,7 @@ static int send_msg(struct nc_cconn *cc, int fd, bool check, struct nc_msg_hdr *
 	if (!rc)
 		rc = cc->cc_ops->xo_sendv(fd, iov, n);
 	if (rc && check)
-		shutdown(fd, SHUT_RDWR);
+		cc->cc_ops->xo_shutdown(fd);
 	pthread_mutex_unlock(&cc->cc_send_lock);
 	return rc;
 }
@@ -349,6 +358,46 @@ static void *rx_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Connects to the first address that answers, preferring the order of
+ * cc_addrs (RDMA first) but trying recently failed ones last.  Sets cc_cur
+ * and cc_ops.  cc_connect_lock held.
+ */
+static int cc_connect_any(struct nc_cconn *cc, int *fd)
+{
+	int order[CC_MAX_ADDRS], n = 0, rc = -ECONNREFUSED;
+	int64_t now = nc_now_ms();
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < cc->cc_naddrs; i++) {
+			bool penalised = cc->cc_addr_failed_ms[i] &&
+					 now - cc->cc_addr_failed_ms[i] < CC_ADDR_PENALTY_MS;
+
+			if (penalised == (pass == 1))
+				order[n++] = i;
+		}
+	for (int k = 0; k < n; k++) {
+		int i = order[k];
+		char a[NC_ADDR_MAX + 1];
+
+		rc = cc->cc_addr_ops[i]->xo_connect(&cc->cc_addrs[i],
+						    cc->cc_opts.co_connect_timeout_ms, fd);
+		if (rc == 0) {
+			cc->cc_addr_failed_ms[i] = 0;
+			cc->cc_cur = i;
+			cc->cc_ops = cc->cc_addr_ops[i];
+			return 0;
+		}
+		cc->cc_addr_failed_ms[i] = nc_now_ms();
+		if (cc->cc_naddrs > 1) {
+			nc_addr_format(&cc->cc_addrs[i], a, sizeof(a));
+			nc_debug("rpc", "%s: %s%s", a, nc_strerror(rc),
+				 k + 1 < n ? ", trying the next address" : "");
+		}
+	}
+	return rc;
+}
+
 /* Connect and handshake; cc_connect_lock held. */
 static int cc_connect(struct nc_cconn *cc)
 {
@@ -364,7 +413,7 @@ static int cc_connect(struct nc_cconn *cc)
 		pthread_join(cc->cc_rx, NULL);
 		cc->cc_rx_joinable = false;
 	}
-	rc = cc->cc_ops->xo_connect(&cc->cc_addr, cc->cc_opts.co_connect_timeout_ms, &fd);
+	rc = cc_connect_any(cc, &fd);
 	if (rc)
 		return rc;
 	/* Bounds every blocking receive, so a hung server cannot hang us. */
@@ -437,6 +486,44 @@ out_close:
 	return rc;
 }
 
+/* Parses "a[,b...]": every address must parse; those of transports not
+ * built in are left out, and at least one must remain.  RDMA ones go
+ * first (clients prefer RDMA). */
+static int cc_parse_addrs(struct nc_cconn *cc, const char *list)
+{
+	char buf[NC_ADDR_MAX + 1], *save = NULL, *tok;
+	struct nc_addr a;
+	int rc, parsed = 0;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (int rdma = 1; rdma >= 0; rdma--) {
+		char tmp[NC_ADDR_MAX + 1];
+
+		memcpy(tmp, buf, sizeof(tmp));
+		for (tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			const struct nc_xprt_ops *ops;
+
+			rc = nc_addr_parse(tok, &a);
+			if (rc)
+				return rc;
+			parsed++;
+			if ((strcmp(a.a_scheme, "rdma") == 0) != (rdma == 1))
+				continue;
+			ops = nc_xprt_find(&a);
+			if (!ops)
+				continue;
+			if (cc->cc_naddrs == CC_MAX_ADDRS)
+				return -NC_E_ADDR;
+			cc->cc_addrs[cc->cc_naddrs] = a;
+			cc->cc_addr_ops[cc->cc_naddrs++] = ops;
+		}
+	}
+	if (!cc->cc_naddrs)
+		return parsed ? -EPROTONOSUPPORT : -NC_E_ADDR;
+	cc->cc_ops = cc->cc_addr_ops[0];
+	return 0;
+}
+
 int nc_cconn_new(const char *addr, const char *fsname,
 		 const struct nc_cconn_opts *opts, struct nc_cconn **out)
 {
@@ -448,14 +535,9 @@ int nc_cconn_new(const char *addr, const char *fsname,
 	cc = calloc(1, sizeof(*cc));
 	if (!cc)
 		return -ENOMEM;
-	rc = nc_addr_parse(addr, &cc->cc_addr);
+	rc = cc_parse_addrs(cc, addr);
 	if (rc)
 		goto out_free;
-	cc->cc_ops = nc_xprt_find(&cc->cc_addr);
-	if (!cc->cc_ops) {
-		rc = -EPROTONOSUPPORT;
-		goto out_free;
-	}
 	snprintf(cc->cc_addr_str, sizeof(cc->cc_addr_str), "%s", addr);
 	snprintf(cc->cc_fsname, sizeof(cc->cc_fsname), "%s", fsname);
 	if (opts)
@@ -490,7 +572,7 @@ void nc_cconn_free(struct nc_cconn *cc)
 	pthread_mutex_lock(&cc->cc_lock);
 	cc->cc_closing = true;
 	if (cc->cc_fd >= 0)
-		shutdown(cc->cc_fd, SHUT_RDWR);
+		cc->cc_ops->xo_shutdown(cc->cc_fd);
 	pthread_mutex_unlock(&cc->cc_lock);
 	if (cc->cc_rx_joinable)
 		pthread_join(cc->cc_rx, NULL);
@@ -511,6 +593,17 @@ void nc_cconn_server_uuid(struct nc_cconn *cc, uint8_t uuid[16])
 	pthread_mutex_lock(&cc->cc_lock);
 	memcpy(uuid, cc->cc_uuid, 16);
 	pthread_mutex_unlock(&cc->cc_lock);
+}
+
+const char *nc_cconn_xprt_name(struct nc_cconn *cc)
+{
+	const char *name = NULL;
+
+	pthread_mutex_lock(&cc->cc_lock);
+	if (cc->cc_fd >= 0)
+		name = cc->cc_ops->xo_name;
+	pthread_mutex_unlock(&cc->cc_lock);
+	return name;
 }
 
 bool nc_cconn_is_connected(struct nc_cconn *cc)

@@ -144,7 +144,7 @@ static void conn_close(struct nc_srv_conn *c, const char *why)
 
 	epoll_ctl(srv->s_epfd, EPOLL_CTL_DEL, c->sc_fd, NULL);
 	/* Wake any service thread blocked sending to this peer. */
-	shutdown(c->sc_fd, SHUT_RDWR);
+	c->sc_ops->xo_shutdown(c->sc_fd);
 	if (why)
 		nc_info(srv->s_name, "closed connection %" PRIu64 " from %s: %s",
 			c->sc_id, c->sc_peer, why);
@@ -318,7 +318,7 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 	/* Part of a message may have left: the stream is out of step, so
 	 * the peer must see the connection end rather than garbage. */
 	if (rc)
-		shutdown(c->sc_fd, SHUT_RDWR);
+		c->sc_ops->xo_shutdown(c->sc_fd);
 	pthread_mutex_unlock(&c->sc_send_lock);
 	return reply_done(req, rc);
 }
@@ -746,8 +746,6 @@ int nc_server_listen(struct nc_server *srv, const char *addr)
 	struct srv_listener *l;
 	struct nc_addr a;
 	struct epoll_event e;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
 	int rc;
 
 	if (srv->s_nlis == SRV_MAX_LISTEN)
@@ -759,16 +757,9 @@ int nc_server_listen(struct nc_server *srv, const char *addr)
 	l->sl_ops = nc_xprt_find(&a);
 	if (!l->sl_ops)
 		return -EPROTONOSUPPORT;
-	rc = l->sl_ops->xo_listen(&a, &l->sl_fd);
+	rc = l->sl_ops->xo_listen(&a, &l->sl_fd, &l->sl_port);
 	if (rc)
 		return rc;
-	l->sl_port = a.a_port;
-	if (getsockname(l->sl_fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET)
-			l->sl_port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		else if (ss.ss_family == AF_INET6)
-			l->sl_port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	}
 	e.events = EPOLLIN;
 	e.data.ptr = l;
 	if (epoll_ctl(srv->s_epfd, EPOLL_CTL_ADD, l->sl_fd, &e) < 0) {
@@ -779,6 +770,47 @@ int nc_server_listen(struct nc_server *srv, const char *addr)
 	srv->s_nlis++;
 	nc_info(srv->s_name, "listening on %s (port %d)", addr, l->sl_port);
 	return 0;
+}
+
+int nc_server_listen_list(struct nc_server *srv, const char *list, char *bound,
+			  size_t len)
+{
+	char buf[NC_ADDR_MAX + 1], *save = NULL, *tok;
+	size_t used = 0;
+	int rc = -NC_E_ADDR, nok = 0;
+
+	if (strlen(list) > NC_ADDR_MAX)
+		return -NC_E_ADDR;
+	snprintf(buf, sizeof(buf), "%s", list);
+	if (len)
+		bound[0] = '\0';
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char one[NC_ADDR_MAX + 1];
+		struct nc_addr a;
+		int r;
+
+		r = nc_addr_parse(tok, &a);
+		if (r)
+			return r;
+		r = nc_server_listen(srv, tok);
+		if (r) {
+			rc = r;
+			/* RDMA where the host has no device: TCP still serves. */
+			if (!strcmp(a.a_scheme, "rdma")) {
+				nc_warn(srv->s_name, "not listening on %s: %s", tok,
+					nc_strerror(r));
+				continue;
+			}
+			return r;
+		}
+		a.a_port = (uint16_t)srv->s_lis[srv->s_nlis - 1].sl_port;
+		nc_addr_format(&a, one, sizeof(one));
+		if (used + strlen(one) + 2 > len)
+			return -NC_E_ADDR;
+		used += (size_t)snprintf(bound + used, len - used, "%s%s", nok ? "," : "", one);
+		nok++;
+	}
+	return nok ? 0 : rc;
 }
 
 int nc_server_bound_port(struct nc_server *srv, int idx)

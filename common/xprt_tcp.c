@@ -47,8 +47,10 @@ static int tcp_resolve(const struct nc_addr *a, bool passive, struct addrinfo **
 	return 0;
 }
 
-static int tcp_listen(const struct nc_addr *a, int *out)
+static int tcp_listen(const struct nc_addr *a, int *out, int *port)
 {
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
 	struct addrinfo *res, *ai;
 	int rc, fd = -1, one = 1;
 
@@ -72,6 +74,13 @@ static int tcp_listen(const struct nc_addr *a, int *out)
 	freeaddrinfo(res);
 	if (fd < 0)
 		return rc;
+	*port = a->a_port;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			*port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			*port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
 	*out = fd;
 	return 0;
 }
@@ -252,6 +261,11 @@ static ssize_t tcp_recv(int fd, void *buf, size_t len)
 	}
 }
 
+static void tcp_shutdown(int fd)
+{
+	shutdown(fd, SHUT_RDWR);
+}
+
 static void tcp_close(int fd)
 {
 	close(fd);
@@ -265,5 +279,6 @@ const struct nc_xprt_ops nc_xprt_tcp = {
 	.xo_sendv = tcp_sendv,
 	.xo_sendfile = tcp_sendfile,
 	.xo_recv = tcp_recv,
+	.xo_shutdown = tcp_shutdown,
 	.xo_close = tcp_close,
 };

@@ -402,13 +402,31 @@ NACRE_API int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsig
 		list[n].up = co->co_up;
 		uuid_unparse_lower(co->co_info.o_uuid, list[n].uuid);
 		snprintf(list[n].addr, sizeof(list[n].addr), "%s", co->co_info.o_addr);
-		list[n].transport = "tcp";
+		list[n].transport = co->co_conn ? nc_cconn_xprt_name(co->co_conn) : NULL;
 		n++;
 	}
 	pthread_mutex_unlock(&fs->fs_lock);
 	*osts = list;
 	*count = n;
 	return 0;
+}
+
+NACRE_API const char *nacre_mds_transport(struct nacre_fs *fs)
+{
+	return nc_cconn_xprt_name(fs->fs_mds);
+}
+
+NACRE_API const char *nacre_ost_transport(struct nacre_fs *fs, uint32_t index)
+{
+	struct nc_cconn *cc = NULL;
+
+	if (index >= NC_MAX_OSTS)
+		return NULL;
+	pthread_mutex_lock(&fs->fs_lock);
+	if (fs->fs_osts[index].co_known)
+		cc = fs->fs_osts[index].co_conn;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return cc ? nc_cconn_xprt_name(cc) : NULL;
 }
 
 NACRE_API int nacre_statfs(struct nacre_fs *fs, struct nacre_statfs *st)

@@ -128,7 +128,8 @@ struct nacre_ost {
 	bool up;
 	char uuid[37];
 	char addr[NACRE_ADDR_MAX + 1];
-	const char *transport;  /**< "tcp" */
+	const char *transport;  /**< "rdma", "tcp": of this client's connection
+				 *   to it now; NULL when not connected */
 };
 
 struct nacre_dirent {
@@ -214,6 +215,14 @@ int nacre_statfs(struct nacre_fs *fs, struct nacre_statfs *st);
 int nacre_mdt_statfs(struct nacre_fs *fs, struct nacre_statfs *st);
 /** Asks the OSS of OST @index. -EHOSTDOWN / -ECONNREFUSED when unreachable. */
 int nacre_ost_statfs(struct nacre_fs *fs, uint32_t index, struct nacre_statfs *st);
+/**
+ * The transport ("rdma", "tcp") this client's connection to the MDS, or to
+ * OST @index, uses now; NULL when not connected.  An OSS that listens on
+ * both is reached over RDMA when this host can, else over TCP.
+ * @note A static string.
+ */
+const char *nacre_mds_transport(struct nacre_fs *fs);
+const char *nacre_ost_transport(struct nacre_fs *fs, uint32_t index);
 /**
  * The OST table from the MDS (refreshed by this call).
  * @param osts receives a malloc'd array of *count entries; free() it.

@@ -53,6 +53,7 @@ struct mds_server {
 	struct nc_reqq ms_wq;
 	struct mds_ns *ms_ns;
 	struct nc_server *ms_srv;
+	char ms_bound[NC_ADDR_MAX + 1]; /* the addresses listened on */
 	pthread_mutex_t ms_ost_lock;
 	struct mds_ost_live ms_osts[NC_MAX_OSTS];
 	/* destroy thread */
@@ -441,7 +442,8 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	rc = nc_server_new(&sc, &mds->ms_srv);
 	if (rc)
 		goto out_free;
-	rc = nc_server_listen(mds->ms_srv, conf->mc_listen);
+	rc = nc_server_listen_list(mds->ms_srv, conf->mc_listen, mds->ms_bound,
+				   sizeof(mds->ms_bound));
 	if (rc) {
 		nc_error("mds", "cannot listen on %s: %s", conf->mc_listen, nc_strerror(rc));
 		goto out_free;
@@ -451,6 +453,27 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 out_free:
 	mds_server_free(mds);
 	return rc;
+}
+
+/* Where the compaction thread reaches this MDS: its TCP address when it
+ * has one (no RDMA needed on the MDS host), else the first. */
+static int self_addr(struct mds_server *mds, char *buf, size_t len)
+{
+	char list[NC_ADDR_MAX + 1], *save = NULL, *tok, *pick = NULL;
+	struct nc_addr a;
+
+	snprintf(list, sizeof(list), "%s", mds->ms_bound);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!pick)
+			pick = tok;
+		if (!strncmp(tok, "tcp://", 6)) {
+			pick = tok;
+			break;
+		}
+	}
+	if (!pick || nc_addr_parse(pick, &a))
+		return -NC_E_ADDR;
+	return mds_pack_gc_self_addr(pick, a.a_port, buf, len);
 }
 
 /* The compaction thread, a client of this MDS once it serves. */
@@ -467,8 +490,7 @@ static int pack_gc_start(struct mds_server *mds)
 
 	if (pc.pc_interval_ms < 0)
 		return 0;
-	rc = mds_pack_gc_self_addr(mds->ms_conf.mc_listen, mds_server_port(mds), addr,
-				   sizeof(addr));
+	rc = self_addr(mds, addr, sizeof(addr));
 	if (rc)
 		return rc;
 	pc.pc_addr = addr;

@@ -18,7 +18,7 @@
 struct mds_conf {
 	const char *mc_dir;             /* the MDT directory */
 	const char *mc_fsname;
-	const char *mc_listen;          /* "tcp://host:port" */
+	const char *mc_listen;          /* "tcp://host:port[,rdma://host:port]" */
 	bool mc_format;                 /* format @mc_dir if it holds no MDT */
 	int mc_threads;                 /* service threads; 0: 8 */
 	uint64_t mc_map_size;           /* LMDB map size; 0: 1 GiB */

@@ -110,7 +110,6 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 	struct nc_server_conf sc = { 0 };
 	struct nc_cconn_opts co = { 0 };
 	struct oss_server *oss;
-	struct nc_addr a;
 	int rc;
 
 	if (!conf->oc_fsname || !conf->oc_mds || !conf->oc_listen || conf->oc_nosts < 1 ||
@@ -141,18 +140,16 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 	rc = nc_server_new(&sc, &oss->os_srv);
 	if (rc)
 		goto out_free;
-	rc = nc_server_listen(oss->os_srv, conf->oc_listen);
+	rc = nc_server_listen_list(oss->os_srv, conf->oc_listen, oss->os_advertise,
+				   sizeof(oss->os_advertise));
 	if (rc) {
 		nc_error("oss", "cannot listen on %s: %s", conf->oc_listen, nc_strerror(rc));
 		goto out_free;
 	}
-	/* Advertise the port actually bound (the listen address may say 0). */
-	rc = nc_addr_parse(conf->oc_advertise ? conf->oc_advertise : conf->oc_listen, &a);
-	if (rc)
-		goto out_free;
-	if (!conf->oc_advertise)
-		a.a_port = (uint16_t)nc_server_bound_port(oss->os_srv, 0);
-	nc_addr_format(&a, oss->os_advertise, sizeof(oss->os_advertise));
+	/* Clients get the addresses as bound (the listen ones may say port 0)
+	 * unless told otherwise. */
+	if (conf->oc_advertise)
+		snprintf(oss->os_advertise, sizeof(oss->os_advertise), "%s", conf->oc_advertise);
 
 	co.co_role = NC_ROLE_OSS;
 	co.co_timeout_ms = 10000;

@@ -21,8 +21,8 @@
 struct oss_conf {
 	const char *oc_fsname;
 	const char *oc_mds;             /* MDS address */
-	const char *oc_listen;          /* "tcp://host:port" */
-	const char *oc_advertise;       /* address given to the MDS; NULL: oc_listen */
+	const char *oc_listen;          /* "tcp://host:port[,rdma://host:port]" */
+	const char *oc_advertise;       /* addresses given to the MDS; NULL: those bound */
 	bool oc_format;                 /* format OST dirs that hold no OST yet */
 	/* An OST formatted by this start replaces a lost one: it registers
 	 * with NC_OSTREG_REPLACE so the MDS takes its new uuid for the index.

@@ -20,6 +20,7 @@ struct df_row {
 	const char *dr_type;                    /* "mdt", "ost" */
 	uint32_t dr_index;
 	char dr_uuid[37];
+	const char *dr_xprt;                    /* "rdma", "tcp", "-" */
 	bool dr_up;
 	uint64_t dr_total;
 	uint64_t dr_used;
@@ -67,6 +68,7 @@ static int df_report_mdt(struct cli_ctx *ctx, struct nacre_fs *fs,
 	df_row_name(r, nacre_fs_name(fs), "mdt", 0);
 	nacre_fs_uuid(fs, r->dr_uuid);
 	df_row_fill(r, &st);
+	r->dr_xprt = nacre_mds_transport(fs);
 	return 0;
 }
 
@@ -80,9 +82,13 @@ static void df_report_ost(struct df_report *dp, struct nacre_fs *fs,
 	dp->dp_osts++;
 	/* An OST the MDS already knows is down is not asked: that would
 	 * only wait for a timeout. */
+	r->dr_xprt = "-";
 	if (!o->up || nacre_ost_statfs(fs, o->index, &st))
 		return;
 	df_row_fill(r, &st);
+	r->dr_xprt = nacre_ost_transport(fs, o->index);
+	if (!r->dr_xprt)
+		r->dr_xprt = "-";
 	dp->dp_osts_up++;
 	dp->dp_total += r->dr_total;
 	dp->dp_used += r->dr_used;
@@ -151,7 +157,7 @@ static void df_size(uint64_t bytes, bool human, char *buf, size_t len)
 
 static void df_print_line(int name_w, const char *name, uint64_t total,
 			  uint64_t used, uint64_t avail, bool up, bool human,
-			  const char *state, const char *where)
+			  const char *state, const char *xprt, const char *where)
 {
 	char t[32], u[32], a[32], p[8];
 
@@ -166,8 +172,8 @@ static void df_print_line(int name_w, const char *name, uint64_t total,
 		strcpy(a, "-");
 		strcpy(p, "-");
 	}
-	printf("%-*s %12s %12s %12s %4s %-5s %s\n", name_w, name, t, u, a, p,
-	       state, where);
+	printf("%-*s %12s %12s %12s %4s %-5s %-5s %s\n", name_w, name, t, u, a, p,
+	       state, xprt, where);
 }
 
 static void df_print_text(const struct df_report *dp, bool human)
@@ -178,9 +184,9 @@ static void df_print_text(const struct df_report *dp, bool human)
 
 	if (name_w < 20)
 		name_w = 20;
-	printf("%-*s %12s %12s %12s %4s %-5s %s\n", name_w, "UUID",
+	printf("%-*s %12s %12s %12s %4s %-5s %-5s %s\n", name_w, "UUID",
 	       human ? "bytes" : "1K-blocks", "Used", "Available", "Use%",
-	       "State", "Mounted on");
+	       "State", "Xprt", "Mounted on");
 	for (i = 0; i < dp->dp_nrows; i++) {
 		const struct df_row *r = &dp->dp_rows[i];
 
@@ -188,11 +194,11 @@ static void df_print_text(const struct df_report *dp, bool human)
 			 dp->dp_mount, i == 0 ? "MDT" : "OST", r->dr_index);
 		df_print_line(name_w, r->dr_name, r->dr_total, r->dr_used,
 			      r->dr_avail, r->dr_up, human,
-			      r->dr_up ? "up" : "down", where);
+			      r->dr_up ? "up" : "down", r->dr_xprt ? r->dr_xprt : "-", where);
 	}
 	putchar('\n');
 	df_print_line(name_w, "filesystem_summary:", dp->dp_total, dp->dp_used,
-		      dp->dp_avail, true, human, "", dp->dp_mount);
+		      dp->dp_avail, true, human, "", "", dp->dp_mount);
 }
 
 /* A down target has no sizes: null, not a misleading 0. */
@@ -228,6 +234,11 @@ static void df_print_json(const struct df_report *dp, struct cli_json *js)
 		cli_json_kv_u64(js, "index", r->dr_index);
 		cli_json_kv_str(js, "uuid", r->dr_uuid);
 		cli_json_kv_str(js, "state", r->dr_up ? "up" : "down");
+		cli_json_key(js, "transport");
+		if (r->dr_xprt && strcmp(r->dr_xprt, "-"))
+			cli_json_str(js, r->dr_xprt);
+		else
+			cli_json_null(js);
 		df_json_size(js, "total", r->dr_up, r->dr_total);
 		df_json_size(js, "used", r->dr_up, r->dr_used);
 		df_json_size(js, "avail", r->dr_up, r->dr_avail);

@@ -11,25 +11,21 @@
 
 #include "cli.h"
 
-/* The transport named by an address, when the library does not say. */
-static const char *cmd_osts_transport(const struct nacre_ost *o, char *buf,
-				      size_t len)
+/* The transport this client reaches the OST over: an OST that is up is
+ * asked (statfs), which connects; "-" when it cannot be reached. */
+static const char *cmd_osts_transport(struct nacre_fs *fs, const struct nacre_ost *o)
 {
-	const char *sep;
+	struct nacre_statfs st;
+	const char *t = nacre_ost_transport(fs, o->index);
 
-	if (o->transport)
-		return o->transport;
-	sep = strstr(o->addr, "://");
-	if (!sep)
-		return "tcp";
-	snprintf(buf, len, "%.*s", (int)(sep - o->addr), o->addr);
-	return buf;
+	if (!t && o->up && nacre_ost_statfs(fs, o->index, &st) == 0)
+		t = nacre_ost_transport(fs, o->index);
+	return t ? t : "-";
 }
 
-static void cmd_osts_json(struct cli_json *js, const char *fsname,
+static void cmd_osts_json(struct cli_json *js, struct nacre_fs *fs, const char *fsname,
 			  const struct nacre_ost *osts, unsigned int count)
 {
-	char tbuf[16];
 	unsigned int i;
 
 	for (i = 0; i < count; i++) {
@@ -37,18 +33,17 @@ static void cmd_osts_json(struct cli_json *js, const char *fsname,
 		cli_json_kv_u64(js, "index", osts[i].index);
 		cli_json_kv_str(js, "uuid", osts[i].uuid);
 		cli_json_kv_str(js, "address", osts[i].addr);
-		cli_json_kv_str(js, "transport", cmd_osts_transport(&osts[i],
-				tbuf, sizeof(tbuf)));
+		cli_json_kv_str(js, "transport", cmd_osts_transport(fs, &osts[i]));
 		cli_json_kv_str(js, "state", osts[i].up ? "up" : "down");
 		cli_json_kv_str(js, "filesystem", fsname);
 		cli_json_obj_end(js);
 	}
 }
 
-static void cmd_osts_text(const struct nacre_ost *osts, unsigned int count)
+static void cmd_osts_text(struct nacre_fs *fs, const struct nacre_ost *osts,
+			  unsigned int count)
 {
 	int addr_w = (int)strlen("ADDRESS");
-	char tbuf[16];
 	unsigned int i;
 
 	for (i = 0; i < count; i++)
@@ -59,7 +54,7 @@ static void cmd_osts_text(const struct nacre_ost *osts, unsigned int count)
 	for (i = 0; i < count; i++)
 		printf("%-5u %-36s %-*s %-9s %s\n", osts[i].index, osts[i].uuid,
 		       addr_w, osts[i].addr,
-		       cmd_osts_transport(&osts[i], tbuf, sizeof(tbuf)),
+		       cmd_osts_transport(fs, &osts[i]),
 		       osts[i].up ? "up" : "down");
 }
 
@@ -76,12 +71,12 @@ static int cmd_osts_one(struct cli_ctx *ctx, struct cli_target *t,
 	if (rc)
 		return cli_err(ctx, "%s: %s", fsname, nacre_strerror(rc));
 	if (js) {
-		cmd_osts_json(js, fsname, osts, count);
+		cmd_osts_json(js, t->tg_fs, fsname, osts, count);
 	} else {
 		if (heading)
 			printf("%s (%s):\n", fsname, t->tg_mount[0] ?
 			       t->tg_mount : nacre_fs_mds_addr(t->tg_fs));
-		cmd_osts_text(osts, count);
+		cmd_osts_text(t->tg_fs, osts, count);
 	}
 	free(osts);
 	return 0;

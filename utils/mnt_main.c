@@ -491,8 +491,9 @@ static bool mnt_fsname_char_ok(char c)
 
 /*
  * Splits "ADDRESS:/FSNAME" at the last ":/", so that "tcp://h:p:/fs" keeps
- * its "tcp://".  The address may not hold commas, backslashes or blanks: it
- * becomes the FUSE fsname option, which commas would split.
+ * its "tcp://".  ADDRESS may list one address per transport, separated by
+ * commas ("rdma://h:p,tcp://h:p").  It may not hold backslashes or blanks:
+ * it becomes the FUSE fsname option (commas escaped there).
  */
 static int mnt_spec_parse(struct mnt_args *a, const char *spec)
 {
@@ -504,7 +505,7 @@ static int mnt_spec_parse(struct mnt_args *a, const char *spec)
 	if (!sep || sep == spec)
 		goto bad_spec;
 	alen = (size_t)(sep - spec);
-	if (alen > NACRE_ADDR_MAX || strcspn(spec, ", \t\n\\") < alen)
+	if (alen > NACRE_ADDR_MAX || strcspn(spec, " \t\n\\") < alen)
 		goto bad_spec;
 	name = sep + 2;
 	nlen = strlen(name);
@@ -681,12 +682,21 @@ static void mnt_detach(void)
 /* The arguments of fuse_session_new(). */
 static int mnt_fuse_args(const struct mnt_args *a, struct fuse_args *fargs)
 {
-	char opts[NACRE_ADDR_MAX + NACRE_FSNAME_MAX + 512];
+	char opts[2 * NACRE_ADDR_MAX + NACRE_FSNAME_MAX + 512];
+	char spec[2 * (NACRE_ADDR_MAX + NACRE_FSNAME_MAX) + 8];
+	size_t k = 0;
 	int n;
 
+	/* A comma would end the option: libfuse takes "\," for one. */
+	for (const char *p = a->ma_spec; *p && k + 3 < sizeof(spec); p++) {
+		if (*p == ',')
+			spec[k++] = '\\';
+		spec[k++] = *p;
+	}
+	spec[k] = '\0';
 	n = snprintf(opts, sizeof(opts),
 		     "fsname=%s,subtype=nacre,default_permissions%s%s%s",
-		     a->ma_spec, a->ma_allow_other ? ",allow_other" : "",
+		     spec, a->ma_allow_other ? ",allow_other" : "",
 		     a->ma_ro ? ",ro" : "", a->ma_kflags);
 	if (n < 0 || (size_t)n >= sizeof(opts))
 		return -E2BIG;

@@ -17,8 +17,9 @@
 #                            and the stripe count (min(4, NOST)) of the
 #                            default layout
 #   cluster_up [ARGS]        start a cluster (nacre-cluster up ARGS) in a temp
-#                            dir; exports CDIR, MNT, PORT, FSNAME; torn down
-#                            at exit
+#                            dir; exports CDIR, MNT, PORT, FSNAME, and
+#                            MDS_ADDR (what a client or mount is given, e.g.
+#                            tcp://127.0.0.1:PORT); torn down at exit
 #   run_test N "desc" FUNC   run FUNC in a subshell under set -e, print
 #                            PASS/FAIL N desc (ONLY="1 3" / EXCEPT="2" pick)
 #   finish                   print "P passed, F failed" and exit 0 or 1
@@ -48,6 +49,11 @@
 #
 # NACRE_E2E_KEEP=1 keeps the cluster directory (daemons stopped) for a look
 # at the logs and the objects after a run.
+#
+# NACRE_E2E_TRANSPORT (tcp, rdma or both; default tcp) and NACRE_E2E_HOST
+# (default 127.0.0.1) choose how the clusters of the suites listen: make
+# check-rdma runs suites with rdma on an address of the RDMA device.
+# XPRT and HOST hold them.
 
 if [ -z "${BASH_VERSION:-}" ]; then
 	echo "tests/e2e/lib.sh must be sourced by bash" >&2
@@ -108,9 +114,23 @@ CDIR=""
 MNT=""
 PORT=""
 FSNAME=""
+MDS_ADDR=""
+XPRT=${NACRE_E2E_TRANSPORT:-tcp}
+HOST=${NACRE_E2E_HOST:-127.0.0.1}
+export XPRT HOST
 E2E_PASSED=0
 E2E_FAILED=0
 E2E_FAILED_LIST=""
+
+# The address list of a daemon of the test cluster on port $1 (as
+# nacre-cluster gives it to clients).
+xprt_addr() {
+	case "$XPRT" in
+	rdma) printf 'rdma://%s:%s' "$HOST" "$1" ;;
+	both) printf 'rdma://%s:%s,tcp://%s:%s' "$HOST" "$1" "$HOST" "$1" ;;
+	*) printf 'tcp://%s:%s' "$HOST" "$1" ;;
+	esac
+}
 
 _e2e_port_busy() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
@@ -218,7 +238,8 @@ cluster_up() {
 		CDIR=$(mktemp -d -t nacre-e2e.XXXXXX) || exit 99
 		port=$(_e2e_free_port $((osts + 1))) || exit 99
 		rc=0
-		out=$("$CLUSTER" up --dir "$CDIR" --port "$port" --osts "$osts" "$@" 2>&1) || rc=$?
+		out=$("$CLUSTER" up --dir "$CDIR" --port "$port" --osts "$osts" \
+			--transport "$XPRT" --host "$HOST" "$@" 2>&1) || rc=$?
 		printf '%s\n' "$out"
 		[ $rc -ne 0 ] || break
 		# Another test may have taken the ports between the probe and the
@@ -236,7 +257,8 @@ cluster_up() {
 	MNT=$(_e2e_conf_get MOUNT)
 	PORT=$(_e2e_conf_get PORT)
 	FSNAME=$(_e2e_conf_get FSNAME)
-	export CDIR MNT PORT FSNAME
+	MDS_ADDR=$(xprt_addr "$PORT")
+	export CDIR MNT PORT FSNAME MDS_ADDR
 }
 
 cluster_pid() {

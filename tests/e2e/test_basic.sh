@@ -106,7 +106,9 @@ for x in daemons:
     assert x["state"] == "running", "%s is %s" % (x["name"], x["state"])
     pid = int(x["pid"])
     assert os.path.exists("/proc/%d" % pid), "%s pid %d is gone" % (x["name"], pid)
-    assert x["address"].startswith("tcp://127.0.0.1:"), x["address"]
+    # The first address a daemon listens on: RDMA when the cluster has it.
+    want = {"tcp": "tcp", "rdma": "rdma", "both": "rdma"}[os.environ["XPRT"]]
+    assert x["address"].startswith(want + "://" + os.environ["HOST"] + ":"), x["address"]
 assert d["mount"]["mounted"] is True, d["mount"]
 print("status ok: " + " ".join(names))
 PYEOF
@@ -157,7 +159,7 @@ test_7()
 		T7_MADE=1
 	fi
 	trap test_7_cleanup EXIT
-	mount -t nacre "tcp://127.0.0.1:$PORT:/$FSNAME" "$T7_MNT"
+	mount -t nacre "$MDS_ADDR:/$FSNAME" "$T7_MNT"
 	grep -q " $T7_MNT fuse.nacre " /proc/mounts
 	echo "seen from the second mount" >"$MNT/second.txt"
 	assert_eq "seen from the second mount" "$(cat "$T7_MNT/second.txt")" "content via mount -t nacre"

@@ -345,7 +345,7 @@ test_11()
 {
 	T11_MNT=$(mktemp -d "$WORK/mnt2.XXXXXX")
 	trap test_11_cleanup EXIT
-	"$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$T11_MNT" -o "log=$CDIR/log/client11.log"
+	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$T11_MNT" -o "log=$CDIR/log/client11.log"
 	mkdata "$WORK/epoch1" $((3 * S)) 111
 	mkdata "$WORK/epoch2" $((3 * S)) 112
 	cp -- "$WORK/epoch1" "$MNT/epoch"

@@ -316,7 +316,7 @@ test_8()
 	T8_MNT=$(mktemp -d "$CDIR/mnt2.XXXXXX")
 	m=$T8_MNT
 	trap test_8_cleanup EXIT
-	"$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m" -o "log=$CDIR/log/client2.log"
+	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$m" -o "log=$CDIR/log/client2.log"
 	mountpoint -q "$m"
 	mkdata "$WORK/shared" $((4 * S)) 88
 	cp -- "$WORK/shared" "$MNT/$f"

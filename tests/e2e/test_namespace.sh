@@ -318,7 +318,7 @@ test_11()
 	# so other users are tested through a second mount of our own.
 	m=$(mktemp -d)
 	chmod 0755 "$m"
-	if ! "$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m" -o allow_other; then
+	if ! "$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$m" -o allow_other; then
 		rmdir "$m"
 		echo "the second mount failed" >&2
 		false
@@ -499,7 +499,7 @@ test_16()
 	local m rc
 	mkdir -p "$MNT/t16"
 	m=$(mktemp -d)
-	if ! "$MOUNT_NACRE" "tcp://127.0.0.1:$PORT:/$FSNAME" "$m"; then
+	if ! "$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$m"; then
 		rmdir "$m"
 		echo "the second mount failed" >&2
 		false

@@ -148,4 +148,5 @@ void xp_rdma_mrc_put(struct xp_rdma_mrc *c, struct xp_rdma_mreg *r)
 	else if (r->mr_handle)
 		c->c_ops->mo_dereg(r->mr_handle);
 	r->mr_handle = NULL;
+	r->mr_pin = -1;
 }

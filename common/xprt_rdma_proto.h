@@ -6,7 +6,7 @@
  * libibverbs, so unit tests run on any machine.
  *
  * Frames
- *   Every SEND carries one frame: a 16-byte little-endian header and, for
+ *   Every SEND carries one frame: a 32-byte little-endian header and, for
  *   DATA, up to XP_RDMA_SLOT - XP_RDMA_FRAME_HDR bytes of the stream.
  *     DATA    stream bytes carried inline.
  *     BULK    a descriptor {id, addr, rkey, len} of @len stream bytes the

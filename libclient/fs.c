@@ -429,6 +429,32 @@ NACRE_API const char *nacre_ost_transport(struct nacre_fs *fs, uint32_t index)
 	return cc ? nc_cconn_xprt_name(cc) : NULL;
 }
 
+NACRE_API void nacre_rdma_stats(struct nacre_rdma_stats *st)
+{
+	struct nc_xprt_rdma_stats rs;
+
+	nc_xprt_rdma_stats(&rs);
+	st->conns = rs.rs_conns;
+	st->sends = rs.rs_sends;
+	st->recvs = rs.rs_recvs;
+	st->reads = rs.rs_reads;
+	st->read_bytes = rs.rs_read_bytes;
+	st->reads_inflight_max = rs.rs_reads_inflight_max;
+	st->credit_waits = rs.rs_credit_waits;
+	st->pinned_hits = rs.rs_pinned_hits;
+	st->transient_regs = rs.rs_transient_regs;
+}
+
+NACRE_API int nacre_register_buffer(void *buf, size_t len)
+{
+	return nc_xprt_mem_pin(buf, len);
+}
+
+NACRE_API int nacre_unregister_buffer(void *buf)
+{
+	return nc_xprt_mem_unpin(buf);
+}
+
 NACRE_API int nacre_statfs(struct nacre_fs *fs, struct nacre_statfs *st)
 {
 	struct nacre_statfs mdt, ost;

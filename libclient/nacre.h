@@ -238,6 +238,33 @@ struct nacre_io_stats {
 };
 void nacre_io_stats(struct nacre_fs *fs, struct nacre_io_stats *st);
 
+/** Counters of the RDMA transport in this process (all connections, all
+ *  filesystems; all zero when nothing went over RDMA). */
+struct nacre_rdma_stats {
+	uint64_t conns;                 /**< RDMA connections made */
+	uint64_t sends;                 /**< SEND work requests posted */
+	uint64_t recvs;                 /**< messages received */
+	uint64_t reads;                 /**< RDMA READs posted: bulk data pulled */
+	uint64_t read_bytes;            /**< bytes those READs moved */
+	uint64_t reads_inflight_max;    /**< the most READs in flight at once */
+	uint64_t credit_waits;          /**< sends that waited for the peer */
+	uint64_t pinned_hits;           /**< transfers from registered buffers */
+	uint64_t transient_regs;        /**< per-transfer registrations */
+};
+void nacre_rdma_stats(struct nacre_rdma_stats *st);
+
+/**
+ * Registers [@buf, @buf + @len) for RDMA once, for every later read into
+ * or write from it (a data loader's batch buffers, as cudaHostRegister()).
+ * Other buffers are registered for each transfer, which costs a little per
+ * call.  The memory must stay mapped until nacre_unregister_buffer().
+ * 0, -EINVAL, -EEXIST (overlaps a registered buffer), -ENOSPC (too many);
+ * without RDMA, 0.
+ */
+int nacre_register_buffer(void *buf, size_t len);
+/** 0, -ENOENT (not registered at @buf), -EBUSY (a transfer is using it). */
+int nacre_unregister_buffer(void *buf);
+
 /* ---- FID (inode) operations ---- */
 
 int nacre_lookup(struct nacre_fs *fs, const struct nacre_cred *cred,

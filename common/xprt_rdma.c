@@ -160,12 +160,20 @@ static const struct xp_rdma_mr_ops xr_mr_ops = {
 	.mo_dereg = xr_mo_dereg,
 };
 
+/* The cache needs no device: a program may pin before it connects. */
+static struct xp_rdma_mrc *xr_mrc(void)
+{
+	if (!xr.x_mrc.c_ops)
+		xp_rdma_mrc_init(&xr.x_mrc, &xr_mr_ops);
+	return &xr.x_mrc;
+}
+
 int nc_xprt_mem_pin(void *addr, size_t len)
 {
 	int rc;
 
 	pthread_mutex_lock(&xr.x_lock);
-	rc = xp_rdma_mrc_pin(&xr.x_mrc, addr, len);
+	rc = xp_rdma_mrc_pin(xr_mrc(), addr, len);
 	pthread_mutex_unlock(&xr.x_lock);
 	return rc;
 }
@@ -175,7 +183,7 @@ int nc_xprt_mem_unpin(void *addr)
 	int rc;
 
 	pthread_mutex_lock(&xr.x_lock);
-	rc = xp_rdma_mrc_unpin(&xr.x_mrc, addr);
+	rc = xp_rdma_mrc_unpin(xr_mrc(), addr);
 	pthread_mutex_unlock(&xr.x_lock);
 	return rc;
 }
@@ -185,7 +193,7 @@ static int xr_mr_get(struct xr_conn *c, void *addr, size_t len, struct xp_rdma_m
 	int rc;
 
 	pthread_mutex_lock(&xr.x_lock);
-	rc = xp_rdma_mrc_get(&xr.x_mrc, c->c_dev->d_pd, addr, len, r);
+	rc = xp_rdma_mrc_get(xr_mrc(), c->c_dev->d_pd, addr, len, r);
 	pthread_mutex_unlock(&xr.x_lock);
 	return rc;
 }
@@ -193,7 +201,7 @@ static int xr_mr_get(struct xr_conn *c, void *addr, size_t len, struct xp_rdma_m
 static void xr_mr_put(struct xp_rdma_mreg *r)
 {
 	pthread_mutex_lock(&xr.x_lock);
-	xp_rdma_mrc_put(&xr.x_mrc, r);
+	xp_rdma_mrc_put(xr_mrc(), r);
 	pthread_mutex_unlock(&xr.x_lock);
 }
 
@@ -623,7 +631,6 @@ static void xr_init_once(void)
 	const char *pm = getenv("NACRE_RDMA_POLL");
 	int rc;
 
-	xp_rdma_mrc_init(&xr.x_mrc, &xr_mr_ops);
 	xr.x_poll_mode = pm && *pm == '1';
 	xr.x_fds = calloc(XR_MAX_FD, sizeof(*xr.x_fds));
 	xr.x_lis = calloc(XR_MAX_FD, sizeof(*xr.x_lis));

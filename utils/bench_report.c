@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -488,6 +489,21 @@ static void br_tcp_row(const struct bench_run *run)
 	printf("\n");
 }
 
+/* What the RDMA transport did in this run, when it carried anything. */
+static void br_rdma_line(void)
+{
+	struct nacre_rdma_stats rs;
+
+	nacre_rdma_stats(&rs);
+	if (!rs.conns)
+		return;
+	printf("\nRDMA transport: %" PRIu64 " connections, %" PRIu64 " RDMA READs moving %.1f MiB "
+	       "(at most %" PRIu64 " in flight at once), %" PRIu64 " sends, %" PRIu64
+	       " sends waited for credits\n",
+	       rs.conns, rs.reads, (double)rs.read_bytes / (1 << 20), rs.reads_inflight_max,
+	       rs.sends, rs.credit_waits);
+}
+
 void bench_report_table(const struct bench_run *run)
 {
 	static const struct {
@@ -522,6 +538,7 @@ void bench_report_table(const struct bench_run *run)
 		br_meta_table(run);
 	if (only & BENCH_W_SMALL)
 		br_small_tables(run);
+	br_rdma_line();
 }
 
 /* ---- JSON ---- */
@@ -619,6 +636,16 @@ void bench_report_json(const struct bench_run *run, double wall)
 	printf("  \"caches_dropped\": %s,\n  \"o_direct\": %s,\n",
 	       run->br_drop_ok ? "true" : "false",
 	       run->br_direct ? "true" : "false");
+	{
+		struct nacre_rdma_stats rs;
+
+		nacre_rdma_stats(&rs);
+		printf("  \"rdma\": {\"conns\": %" PRIu64 ", \"reads\": %" PRIu64
+		       ", \"read_bytes\": %" PRIu64 ", \"reads_inflight_max\": %" PRIu64
+		       ", \"sends\": %" PRIu64 ", \"credit_waits\": %" PRIu64 "},\n",
+		       rs.conns, rs.reads, rs.read_bytes, rs.reads_inflight_max, rs.sends,
+		       rs.credit_waits);
+	}
 	printf("  \"wall_seconds\": %.1f,\n  \"figures\": [", wall);
 	for (i = 0; i < br_nfigs; i++)
 		br_json_fig(&br_figs[i], i == 0);

@@ -1947,7 +1947,13 @@ static void test_addr(void)
 	CU_ASSERT_EQUAL(a.a_port, 1);
 	nc_addr_format(&a, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "rdma://h:1");
-	/* Only tcp is built into every configuration. */
+	/* rdma exactly when configure found its libraries. */
+#ifdef HAVE_RDMA
+	CU_ASSERT_PTR_EQUAL(nc_xprt_find(&a), &nc_xprt_rdma);
+#else
+	CU_ASSERT_PTR_NULL(nc_xprt_find(&a));
+#endif
+	CU_ASSERT_EQUAL(nc_addr_parse("sctp://h:1", &a), 0);
 	CU_ASSERT_PTR_NULL(nc_xprt_find(&a));
 
 	CU_ASSERT_EQUAL(nc_addr_parse("tcp://127.0.0.1:0", &a), 0);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,20 @@ void nc_addr_format(const struct nc_addr *a, char *buf, size_t len)
 		snprintf(buf, len, "%s://[%s]:%u", a->a_scheme, a->a_host, a->a_port);
 	else
 		snprintf(buf, len, "%s://%s:%u", a->a_scheme, a->a_host, a->a_port);
+}
+
+int nc_addr_resolve(const struct nc_addr *a, bool passive, struct addrinfo **res)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = passive ? AI_PASSIVE : 0 };
+	char port[8];
+	int rc;
+
+	snprintf(port, sizeof(port), "%u", a->a_port);
+	rc = getaddrinfo(a->a_host, port, &hints, res);
+	if (rc)
+		return rc == EAI_SYSTEM ? -errno : -NC_E_ADDR;
+	return 0;
 }
 
 const struct nc_xprt_ops *nc_xprt_find(const struct nc_addr *a)

@@ -10,6 +10,7 @@
 #ifndef NC_XPRT_H
 #define NC_XPRT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -24,6 +25,10 @@ struct nc_addr {
 
 /* 0 or -NC_E_ADDR.  Accepts "scheme://host:port", "host:port", "[v6]:port". */
 int nc_addr_parse(const char *s, struct nc_addr *a);
+struct addrinfo;
+/* getaddrinfo() of @a for a stream endpoint (@passive: to listen on); free
+ * *res with freeaddrinfo().  0, -errno or -NC_E_ADDR. */
+int nc_addr_resolve(const struct nc_addr *a, bool passive, struct addrinfo **res);
 /* Writes "scheme://host:port" into @buf. */
 void nc_addr_format(const struct nc_addr *a, char *buf, size_t len);
 

@@ -159,6 +159,22 @@ static void conn_flush_control(struct xr_conn *c)
 	}
 }
 
+/* Waits (c_lock held) up to a second for a change on @c; past @deadline
+ * the peer is dead: -ETIMEDOUT and @c failed. */
+static int conn_wait(struct xr_conn *c, int64_t deadline)
+{
+	struct timespec ts;
+
+	if (nc_now_ms() >= deadline) {
+		xp_rdma_conn_fail(c, -ETIMEDOUT);
+		return -ETIMEDOUT;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	pthread_cond_timedwait(&c->c_cond, &c->c_lock, &ts);
+	return 0;
+}
+
 /* Sends a frame, waiting for a credit and a buffer. */
 static int conn_send_frame(struct xr_conn *c, struct xp_rdma_frame *f, const void *data,
 			   uint32_t len)
@@ -168,20 +184,21 @@ static int conn_send_frame(struct xr_conn *c, struct xp_rdma_frame *f, const voi
 	int rc;
 
 	while ((rc = conn_try_frame(c, f, data, len)) == -EAGAIN) {
-		struct timespec ts;
-
 		if (!waited)
 			atomic_fetch_add(&xp_rdma.x_credit_waits, 1);
 		waited = true;
-		if (nc_now_ms() >= deadline) {
-			xp_rdma_conn_fail(c, -ETIMEDOUT);
+		if (conn_wait(c, deadline))
 			return -ETIMEDOUT;
-		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&c->c_cond, &c->c_lock, &ts);
 	}
 	return rc;
+}
+
+/* Sends @len inline stream bytes in one DATA frame. */
+static int conn_send_data(struct xr_conn *c, const void *data, uint32_t len)
+{
+	struct xp_rdma_frame f = { .fh_type = XP_RDMA_F_DATA, .fh_len = len };
+
+	return conn_send_frame(c, &f, data, len);
 }
 
 /* Waits until we may have one more bulk outstanding, then posts the
@@ -191,17 +208,9 @@ static int conn_post_done_buffer(struct xr_conn *c)
 	int64_t deadline = nc_now_ms() + XR_SEND_TIMEOUT_MS;
 	int slot, rc;
 
-	while (!c->c_dead && (!c->c_nrxfree || c->c_bulk_next - c->c_bulk_done >= XR_MAX_BULKS)) {
-		struct timespec ts;
-
-		if (nc_now_ms() >= deadline) {
-			xp_rdma_conn_fail(c, -ETIMEDOUT);
+	while (!c->c_dead && (!c->c_nrxfree || c->c_bulk_next - c->c_bulk_done >= XR_MAX_BULKS))
+		if (conn_wait(c, deadline))
 			return -ETIMEDOUT;
-		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&c->c_cond, &c->c_lock, &ts);
-	}
 	if (c->c_dead)
 		return c->c_err ? c->c_err : -ECONNRESET;
 	slot = c->c_rxfree[--c->c_nrxfree];
@@ -330,10 +339,7 @@ static int xr_sendv(int fd, struct iovec *iov, int iovcnt)
 
 		if (left >= XP_RDMA_BULK_MIN && left <= UINT32_MAX) {
 			if (accn) {
-				memset(&f, 0, sizeof(f));
-				f.fh_type = XP_RDMA_F_DATA;
-				f.fh_len = accn;
-				rc = conn_send_frame(c, &f, acc, accn);
+				rc = conn_send_data(c, acc, accn);
 				accn = 0;
 				if (rc)
 					break;
@@ -372,37 +378,20 @@ static int xr_sendv(int fd, struct iovec *iov, int iovcnt)
 			p += n;
 			left -= n;
 			if (accn == XP_RDMA_FRAME_DATA_MAX) {
-				memset(&f, 0, sizeof(f));
-				f.fh_type = XP_RDMA_F_DATA;
-				f.fh_len = accn;
-				rc = conn_send_frame(c, &f, acc, accn);
+				rc = conn_send_data(c, acc, accn);
 				accn = 0;
 			}
 		}
 	}
-	if (!rc && accn) {
-		memset(&f, 0, sizeof(f));
-		f.fh_type = XP_RDMA_F_DATA;
-		f.fh_len = accn;
-		rc = conn_send_frame(c, &f, acc, accn);
-	}
+	if (!rc && accn)
+		rc = conn_send_data(c, acc, accn);
 	/* The peer pulls our bulk buffers: they stay ours until it says so. */
 	deadline = nc_now_ms() + XR_SEND_TIMEOUT_MS;
 	while (!rc && last_bulk && (int32_t)(c->c_bulk_done - last_bulk) < 0) {
-		struct timespec ts;
-
-		if (c->c_dead) {
+		if (c->c_dead)
 			rc = c->c_err ? c->c_err : -ECONNRESET;
-			break;
-		}
-		if (nc_now_ms() >= deadline) {
-			xp_rdma_conn_fail(c, -ETIMEDOUT);
-			rc = -ETIMEDOUT;
-			break;
-		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&c->c_cond, &c->c_lock, &ts);
+		else
+			rc = conn_wait(c, deadline);
 	}
 	if (rc && !c->c_dead)
 		xp_rdma_conn_fail(c, rc);

@@ -503,20 +503,6 @@ static void cm_param(struct rdma_conn_param *cp, uint8_t priv[XR_CM_LEN])
 	cp->rnr_retry_count = 7;
 }
 
-static int resolve(const struct nc_addr *a, bool passive, struct addrinfo **res)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = passive ? AI_PASSIVE : 0 };
-	char port[8];
-	int rc;
-
-	snprintf(port, sizeof(port), "%u", a->a_port);
-	rc = getaddrinfo(a->a_host, port, &hints, res);
-	if (rc)
-		return rc == EAI_SYSTEM ? -errno : -NC_E_ADDR;
-	return 0;
-}
-
 static void peer_text(struct rdma_cm_id *id, char *buf, size_t len)
 {
 	struct sockaddr *sa = rdma_get_peer_addr(id);
@@ -582,7 +568,7 @@ int xp_rdma_connect(const struct nc_addr *a, int timeout_ms, int *out)
 	rc = xr_init();
 	if (rc)
 		return rc;
-	rc = resolve(a, false, &res);
+	rc = nc_addr_resolve(a, false, &res);
 	if (rc)
 		return rc;
 	ch = rdma_create_event_channel();
@@ -659,7 +645,7 @@ int xp_rdma_listen(const struct nc_addr *a, int *out, int *port)
 	rc = xr_init();
 	if (rc)
 		return rc;
-	rc = resolve(a, true, &res);
+	rc = nc_addr_resolve(a, true, &res);
 	if (rc)
 		return rc;
 	l = calloc(1, sizeof(*l));

@@ -31,22 +31,6 @@ static void tcp_tune(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 }
 
-static int tcp_resolve(const struct nc_addr *a, bool passive, struct addrinfo **res)
-{
-	struct addrinfo hints = { 0 };
-	char port[8];
-	int rc;
-
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = passive ? AI_PASSIVE : 0;
-	snprintf(port, sizeof(port), "%u", a->a_port);
-	rc = getaddrinfo(a->a_host, port, &hints, res);
-	if (rc)
-		return rc == EAI_SYSTEM ? -errno : -NC_E_ADDR;
-	return 0;
-}
-
 static int tcp_listen(const struct nc_addr *a, int *out, int *port)
 {
 	struct sockaddr_storage ss;
@@ -54,7 +38,7 @@ static int tcp_listen(const struct nc_addr *a, int *out, int *port)
 	struct addrinfo *res, *ai;
 	int rc, fd = -1, one = 1;
 
-	rc = tcp_resolve(a, true, &res);
+	rc = nc_addr_resolve(a, true, &res);
 	if (rc)
 		return rc;
 	rc = -EADDRNOTAVAIL;
@@ -127,7 +111,7 @@ static int tcp_connect(const struct nc_addr *a, int timeout_ms, int *out)
 	struct addrinfo *res, *ai;
 	int rc, fd = -1;
 
-	rc = tcp_resolve(a, false, &res);
+	rc = nc_addr_resolve(a, false, &res);
 	if (rc)
 		return rc;
 	rc = -ECONNREFUSED;

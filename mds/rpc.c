@@ -576,6 +576,34 @@ out:
 	return rc;
 }
 
+static int op_migrate(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_migrate_req *m = calloc(1, sizeof(*m));
+	struct mds_ost_set *set = malloc(sizeof(*set));
+	struct nc_layout *out = malloc(sizeof(*out));
+	struct nc_attr attr;
+	int rc = -ENOMEM;
+
+	if (!m || !set || !out)
+		goto out;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_migrate_req, m);
+	if (rc)
+		goto out;
+	mds_server_ost_set(mds, set);
+	/* --ost-exclude: the new objects go anywhere but there. */
+	mds_ost_set_exclude(set, m->mg_exclude, m->mg_nexclude);
+	rc = mds_ns_migrate(mds_server_ns(mds), m, set, &attr, out);
+	if (!rc && !(m->mg_flags & NC_MIGRATE_ALLOC))
+		mds_server_kick_destroy(mds);
+	if (!rc)
+		rc = reply_attr(req, &attr, out);
+out:
+	free(m);
+	free(set);
+	free(out);
+	return rc;
+}
+
 static int op_pack_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
 	struct nc_pack_list *m = calloc(1, sizeof(*m));
@@ -674,6 +702,7 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_PACK_LIST: return op_pack_list;
 	case NC_OP_PACK_FILES: return op_pack_files;
 	case NC_OP_LOOKUP_MANY: return op_lookup_many;
+	case NC_OP_MIGRATE: return op_migrate;
 	default: return NULL;
 	}
 }
@@ -696,6 +725,7 @@ bool mds_op_is_write(uint16_t opcode)
 	case NC_OP_PACK_ALLOC:
 	case NC_OP_PACK_COMMIT:
 	case NC_OP_PACK_SWITCH:
+	case NC_OP_MIGRATE:
 		return true;
 	default:
 		return false;

@@ -9,9 +9,10 @@
  * on the way) into the new objects, whole rows at a time, syncs them, and
  * asks the MDS to swap: the MDS takes the new layout only when the file's
  * data version (layout generation, size, mtime, ctime) is still the one
- * the open returned.  A writer in between makes the swap answer -EBUSY and
- * the copy starts again, a few times; then the pending objects are
- * released (NC_MIGRATE_ABORT) and the caller hears -EBUSY.
+ * the open returned, and the file saw no writer for a moment.  A writer in
+ * between makes the swap answer -EBUSY and the copy starts again after a
+ * growing wait, a few times; then the pending objects are released
+ * (NC_MIGRATE_ABORT) and the caller hears -EBUSY.
  */
 #include "config.h"
 
@@ -19,12 +20,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/errors.h"
 #include "common/wire.h"
 #include "libclient/cl_int.h"
 
-#define MIG_RETRIES_DEFAULT 5
+#define MIG_RETRIES_DEFAULT 6
+/* The first wait after a busy swap; it doubles after each.  The MDS wants
+ * the file quiet for a second (ns_migrate.c): 6 tries span about 3 s. */
+#define MIG_BACKOFF_MS 100
 #define MIG_COPY_MIN (4u << 20) /* bytes per read and write, at least */
 
 static int mig_rpc(struct nacre_fs *fs, struct nc_migrate_req *mg, struct nc_attr *attr,
@@ -181,6 +186,7 @@ NACRE_API int nacre_migrate_fid(struct nacre_fs *fs, const struct nacre_cred *cr
 	for (unsigned int i = 0; i < tries; i++) {
 		/* A copy before this one may have left bytes past a new end. */
 		if (i > 0) {
+			usleep((useconds_t)(MIG_BACKOFF_MS << (i - 1)) * 1000);
 			rc = cl_io_objects(fs, &mg->mg_fid, nl, NC_OP_OBJ_TRUNC, 0, NULL);
 			if (rc)
 				break;

@@ -92,6 +92,10 @@ struct nacre_layout {
 		uint32_t ost;
 		uint32_t flags; /**< NACRE_SHARD_* */
 	} shards[NACRE_MAX_STRIPES];
+	/** The FID that names the objects of a migrated file (they are new
+	 * ones); all zero when the objects are named by the file's own FID
+	 * (or, packed, the pack's).  Ignored by nacre_setlayout(). */
+	struct nacre_fid obj_fid;
 };
 #define NACRE_OST_ANY UINT32_MAX
 /** Template: files created below (and in new subdirectories) are packed
@@ -449,7 +453,9 @@ struct nacre_migrate_opts {
 	uint32_t m;
 	unsigned int nexclude;  /**< OSTs the new objects must avoid */
 	uint32_t exclude[NACRE_MIGRATE_EXCLUDE_MAX];
-	unsigned int retries;   /**< copies tried when a writer interferes; 0: 5 */
+	unsigned int retries;   /**< copies tried when a writer interferes (the
+				     waits between them double from 100 ms);
+				     0: 6 */
 };
 
 /**
@@ -464,6 +470,8 @@ struct nacre_migrate_opts {
  * file kept changing during opts->retries copies (it keeps its layout);
  * -EACCES without write permission; -EISDIR, -EINVAL for other types;
  * -NC_E_NOOST / -NC_E_LAYOUT when the OSTs left cannot hold the layout.
+ * The swap also waits for the file to see no writer (open for writing,
+ * size report) for a second.
  * @note A writer that keeps the file open across the whole migration and
  * reports its writes only after the swap is not seen: stop writers, or
  * check them after.  Readers that opened the file before the swap must

@@ -164,6 +164,9 @@ int mds_ns_pack_switch(struct mds_ns *ns, const struct nc_pack_switch *sw,
  * the pending migration is gone. */
 int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
 		   const struct mds_ost_set *osts, struct nc_attr *attr, struct nc_layout *out);
+/* How long a file must have seen no writer (write open, create, size
+ * update) for a migration's swap: default 1000 ms (tests shorten it). */
+void mds_ns_set_migrate_quiet(struct mds_ns *ns, int ms);
 /* Removes the OSTs @idx[0..n) from @set, both lists (a migration's
  * --ost-exclude). */
 int mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);

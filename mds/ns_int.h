@@ -46,6 +46,9 @@
 #define NS_MAX_EC_K 16u
 #define NS_MAX_EC_M 4u
 
+#define NS_WRITE_SLOTS 1024
+#define NS_MIGRATE_QUIET_MS 1000
+
 #define NS_CONF_FSNAME "fsname"
 #define NS_CONF_UUID "uuid"
 #define NS_CONF_NEXT_OID "next_oid"
@@ -59,6 +62,12 @@ struct mds_ns {
 	char ns_fsname[NC_FSNAME_MAX + 1];
 	uint8_t ns_uuid[16];
 	atomic_uint ns_rr;      /* round-robin start for new layouts */
+	/* When a file hashing to each slot was last opened for writing,
+	 * created or sized (CLOCK_MONOTONIC ms): a migration's swap waits
+	 * for its file to be quiet (ns_migrate.c).  Files sharing a slot
+	 * only make a swap wait longer. */
+	_Atomic int64_t ns_write_ms[NS_WRITE_SLOTS];
+	int ns_migrate_quiet_ms;
 };
 
 /* One inode as decoded from its record. */
@@ -131,6 +140,10 @@ int ns_conf_put_u64(struct mds_txn *txn, const char *name, uint64_t v);
 int ns_conf_get_layout(struct mds_txn *txn, struct nc_layout *l);
 int ns_conf_put_layout(struct mds_txn *txn, const struct nc_layout *l);
 int ns_fid_alloc(struct mds_txn *txn, struct nc_fid *fid);
+
+/* mds/ns_migrate.c: a writer of @fid showed up (write open, create, size
+ * update). */
+void ns_write_note(struct mds_ns *ns, const struct nc_fid *fid);
 
 /* mds/ns_layout.c: layout merging and OST choice. */
 int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,

@@ -15,7 +15,13 @@
  * The data version the swap compares is the file's layout generation,
  * size, mtime and ctime, as the client saw them when it opened the file to
  * copy it: every SIZE_UPDATE with mtime, SETATTR, truncate, layout or
- * stale-shard change moves one of them.
+ * stale-shard change moves one of them.  That alone misses a writer that
+ * opened the file before the swap with the old layout and reports its
+ * writes after: its bytes would land in the old objects.  So the swap
+ * also waits until the file has seen no writer (write open, create, size
+ * update) for ns_migrate_quiet_ms (-EBUSY; the client tries again).  A
+ * writer that keeps the file open longer than that without reporting is
+ * still not seen: see nacre_migrate_fid().
  */
 #include "config.h"
 
@@ -24,12 +30,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/errors.h"
 #include "mds/ns_int.h"
 
 #define NS_CONF_NEXT_MIGRATE "next_migrate"
 #define NS_MIGRATE_KEY_MAX 32
+
+static int64_t ns_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static _Atomic int64_t *ns_write_slot(struct mds_ns *ns, const struct nc_fid *fid)
+{
+	uint64_t h = fid->f_seq * 0x9e3779b97f4a7c15ull ^ fid->f_oid * 0xc2b2ae3d27d4eb4full;
+
+	return &ns->ns_write_ms[(h >> 32) % NS_WRITE_SLOTS];
+}
+
+void ns_write_note(struct mds_ns *ns, const struct nc_fid *fid)
+{
+	atomic_store(ns_write_slot(ns, fid), ns_now_ms());
+}
+
+static bool ns_write_is_recent(struct mds_ns *ns, const struct nc_fid *fid)
+{
+	int64_t last = atomic_load(ns_write_slot(ns, fid));
+
+	return last != INT64_MIN && ns_now_ms() - last < ns->ns_migrate_quiet_ms;
+}
+
+void mds_ns_set_migrate_quiet(struct mds_ns *ns, int ms)
+{
+	ns->ns_migrate_quiet_ms = ms < 0 ? 0 : ms;
+}
 
 static void ns_migrate_key(uint64_t id, char key[NS_MIGRATE_KEY_MAX])
 {
@@ -198,8 +237,9 @@ static bool ns_data_version_is(const struct ns_inode *in, const struct nc_migrat
 	       a->a_ctime.t_nsec == mg->mg_ctime.t_nsec;
 }
 
-static int ns_migrate_swap_txn(struct mds_txn *txn, const struct nc_migrate_req *mg,
-			       struct ns_inode *in, struct nc_layout *out)
+static int ns_migrate_swap_txn(struct mds_ns *ns, struct mds_txn *txn,
+			       const struct nc_migrate_req *mg, struct ns_inode *in,
+			       struct nc_layout *out)
 {
 	struct nc_layout nl;
 	uint32_t gen = in->in_layout.l_gen;
@@ -215,7 +255,7 @@ static int ns_migrate_swap_txn(struct mds_txn *txn, const struct nc_migrate_req 
 		*out = nl;
 		return rc;
 	}
-	if (!ns_data_version_is(in, mg))
+	if (!ns_data_version_is(in, mg) || ns_write_is_recent(ns, &mg->mg_fid))
 		return -EBUSY;
 	/* What the file used before goes: a pack extent is released, objects
 	 * go to the destroy queue at once (readers that opened the file
@@ -261,7 +301,7 @@ int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
 	if (!rc && (mg->mg_flags & NC_MIGRATE_ALLOC))
 		rc = ns_migrate_alloc_txn(ns, txn, mg, osts, in, out);
 	else if (!rc)
-		rc = ns_migrate_swap_txn(txn, mg, in, out);
+		rc = ns_migrate_swap_txn(ns, txn, mg, in, out);
 	rc = ns_end(txn, rc);
 	if (!rc && attr)
 		*attr = in->in_attr;

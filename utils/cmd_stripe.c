@@ -6,7 +6,7 @@
  * of the rows (-E) and small-file packing (--pack).
  *
  * A file's layout lists its objects (one per OST, all named by the file's
- * FID); a packed file's bytes are instead an extent of a pack, and its
+ * FID, or by a FID of their own once the file was migrated); a packed file's bytes are instead an extent of a pack, and its
  * layout is the pack's (objects named by the pack's FID).  A directory's
  * layout is a template for new files where 0 means "the filesystem
  * default"; with packing on, its new small files are packed.
@@ -87,6 +87,9 @@ static void stripe_objid(const struct nacre_fid *fid, bool dir,
 {
 	struct nacre_fid pf = { NACRE_PACK_FID_SEQ, l->pack_id };
 
+	/* A migrated file's objects are new ones, named apart. */
+	if (!dir && (l->obj_fid.seq || l->obj_fid.oid))
+		fid = &l->obj_fid;
 	nacre_fid_format(stripe_is_packed(l, dir) ? &pf : fid, buf);
 }
 
@@ -157,10 +160,15 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 	cli_json_kv_u64(js, "m", l->m);
 	cli_json_kv_str(js, "pattern", pattern);
 	cli_json_kv_i64(js, "first_ost", stripe_first_ost(l, dir));
-	if (dir)
+	if (dir) {
 		stripe_json_template_pack(js, l);
-	else
+	} else {
 		stripe_json_file_pack(js, fid, l);
+		/* What names the objects: the file's FID, a migrated file's
+		 * own object FID, or the pack's. */
+		stripe_objid(fid, false, l, fidbuf);
+		cli_json_kv_str(js, "objid", fidbuf);
+	}
 	cli_json_key(js, "shards");
 	cli_json_arr_begin(js);
 	n = stripe_nshards(l);

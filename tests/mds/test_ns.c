@@ -62,6 +62,10 @@ static void t_setup(void)
 		return;
 	if (mds_ns_open(t_mdt, T_MAP_SIZE, &t_ns))
 		t_ns = NULL;
+	/* Migrations need not wait for writers to go quiet, but in the test
+	 * of that wait. */
+	if (t_ns)
+		mds_ns_set_migrate_quiet(t_ns, 0);
 	nc_fid_root(&t_root);
 	t_osts.os_count = T_NOSTS;
 	for (uint32_t i = 0; i < T_NOSTS; i++)
@@ -1244,6 +1248,8 @@ static void test_migrate_swap(void)
 	mg.mg_cred = t_user;
 	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, &a, &l), 0);
 	CU_ASSERT_EQUAL(a.a_size, 200000);
+	CU_ASSERT(a.a_ctime.t_sec > mg.mg_ctime.t_sec ||
+		  (a.a_ctime.t_sec == mg.mg_ctime.t_sec && a.a_ctime.t_nsec >= mg.mg_ctime.t_nsec));
 	CU_ASSERT(l.l_flags & NC_LAYOUT_OBJFID);
 	CU_ASSERT(nc_fid_eq(&l.l_obj, &nl.l_obj));
 	CU_ASSERT_EQUAL(l.l_gen, l0.l_gen + 1);
@@ -1320,6 +1326,36 @@ static void test_migrate_geometry_abort(void)
 	CU_ASSERT_EQUAL(nl.l_stripe_count, 5);
 	for (uint32_t i = 0; i < 3; i++)
 		CU_ASSERT_FALSE(t_layout_uses(&nl, ex[i]));
+}
+
+/* A writer that opened the file (with the old layout) shortly before the
+ * swap could report its bytes after it: the swap waits for quiet. */
+static void test_migrate_quiet(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout nl, l;
+	struct nc_attr a;
+	struct nc_fid f;
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644, &f), 0);
+	mds_ns_set_migrate_quiet(t_ns, 300);
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
+	usleep(400 * 1000);
+	/* A write open, nothing written yet: the data version is the same. */
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_WRITE, &a, &l), 0);
+	t_mig_init(&mg, &t_rootc, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EBUSY);
+	/* A read open does not count. */
+	usleep(400 * 1000);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, &l), 0);
+	rc = mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(l.l_flags & NC_LAYOUT_OBJFID);
 }
 
 static void test_durability(void)
@@ -1557,6 +1593,7 @@ int main(void)
 		{ "size updates", test_size_update },
 		{ "migration: alloc, version check, swap", test_migrate_swap },
 		{ "migration: geometry, abort", test_migrate_geometry_abort },
+		{ "migration waits for writers to go quiet", test_migrate_quiet },
 		{ "durability across reopen", test_durability },
 		{ "OST table", test_ost_table },
 		{ "statfs", test_statfs },

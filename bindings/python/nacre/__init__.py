@@ -126,6 +126,7 @@ class _nacre_layout(ctypes.Structure):
         ("pack_len", ctypes.c_uint64),
         ("shard_count", ctypes.c_uint32),
         ("shards", _nacre_shard * MAX_STRIPES),
+        ("obj_fid", _nacre_fid),
     ]
 
 

@@ -604,6 +604,7 @@ void nc_wire_migrate_req(struct nc_xdr *x, struct nc_migrate_req *m)
 	for (uint32_t i = 0; i < m->mg_nexclude; i++)
 		nc_xdr_u32(x, &m->mg_exclude[i]);
 	nc_xdr_layout(x, &m->mg_layout);
+	nc_xdr_u32(x, &m->mg_grace);
 }
 
 void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m)

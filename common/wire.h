@@ -439,7 +439,9 @@ struct nc_pack_switch {
  *    transaction, only when its data version (layout generation mg_gen,
  *    size mg_size, mtime and ctime) is still the one ALLOC returned; else
  *    -EBUSY and the pending layout stays for another try.  The old
- *    objects go to the destroy queue.  Reply: the attributes and layout.
+ *    objects go to the destroy queue, to be destroyed mg_grace seconds
+ *    later (readers that opened the file before read them meanwhile; at
+ *    most NC_MIGRATE_GRACE_MAX).  Reply: the attributes and layout.
  *  NC_MIGRATE_ABORT: the pending objects go to the destroy queue.
  * mg_layout names the pending migration (its l_obj).  The caller needs
  * write permission on the file.
@@ -457,7 +459,9 @@ struct nc_migrate_req {
 	uint32_t mg_nexclude;
 	uint32_t mg_exclude[NC_MIGRATE_EXCLUDE_MAX];
 	struct nc_layout mg_layout;     /* swap, ABORT: the pending layout */
+	uint32_t mg_grace;              /* swap: seconds the old objects stay */
 };
+#define NC_MIGRATE_GRACE_MAX 86400u
 #define NC_MIGRATE_ALLOC 0x1u
 #define NC_MIGRATE_ABORT 0x2u
 #define NC_MIGRATE_GEOMETRY 0x4u        /* ALLOC: the template fixes the geometry */

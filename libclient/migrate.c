@@ -30,6 +30,7 @@
 /* The first wait after a busy swap; it doubles after each.  The MDS wants
  * the file quiet for a second (ns_migrate.c): 6 tries span about 3 s. */
 #define MIG_BACKOFF_MS 100
+#define MIG_GRACE_DEFAULT_S 300
 #define MIG_COPY_MIN (4u << 20) /* bytes per read and write, at least */
 
 static int mig_rpc(struct nacre_fs *fs, struct nc_migrate_req *mg, struct nc_attr *attr,
@@ -130,6 +131,7 @@ static void mig_opts_to_req(const struct nacre_migrate_opts *o, struct nc_migrat
 {
 	mg->mg_tmpl.l_flags = NC_LAYOUT_TEMPLATE;
 	mg->mg_tmpl.l_first_ost = NC_OST_ANY;
+	mg->mg_grace = MIG_GRACE_DEFAULT_S;
 	if (!o)
 		return;
 	mg->mg_tmpl.l_stripe_size = o->stripe_size;
@@ -140,6 +142,11 @@ static void mig_opts_to_req(const struct nacre_migrate_opts *o, struct nc_migrat
 		mg->mg_tmpl.l_k = (uint8_t)o->k;
 		mg->mg_tmpl.l_m = (uint8_t)o->m;
 	}
+	if (o->grace_s > 0)
+		mg->mg_grace = o->grace_s > (int)NC_MIGRATE_GRACE_MAX ? NC_MIGRATE_GRACE_MAX :
+									 (uint32_t)o->grace_s;
+	else
+		mg->mg_grace = o->grace_s < 0 ? 0 : MIG_GRACE_DEFAULT_S;
 	mg->mg_nexclude = o->nexclude;
 	memcpy(mg->mg_exclude, o->exclude, o->nexclude * sizeof(o->exclude[0]));
 }

@@ -453,6 +453,10 @@ struct nacre_migrate_opts {
 	uint32_t m;
 	unsigned int nexclude;  /**< OSTs the new objects must avoid */
 	uint32_t exclude[NACRE_MIGRATE_EXCLUDE_MAX];
+	/** How long the old objects stay readable for readers that opened the
+	 * file before the swap, seconds (at most a day); 0: 300, as a move
+	 * into a pack; negative: destroyed at once. */
+	int grace_s;
 	unsigned int retries;   /**< copies tried when a writer interferes (the
 				     waits between them double from 100 ms);
 				     0: 6 */
@@ -465,7 +469,7 @@ struct nacre_migrate_opts {
  * decoded) and the MDS swaps the layouts in one transaction, only when the
  * file did not change meanwhile (its layout generation, size, mtime and
  * ctime).  The old objects (or the file's extent of a pack: a packed file
- * gets objects of its own) are destroyed.
+ * gets objects of its own) are destroyed opts->grace_s later.
  * @return 0 (@out, may be NULL, receives the new layout); -EBUSY when the
  * file kept changing during opts->retries copies (it keeps its layout);
  * -EACCES without write permission; -EISDIR, -EINVAL for other types;
@@ -474,8 +478,8 @@ struct nacre_migrate_opts {
  * size report) for a second.
  * @note A writer that keeps the file open across the whole migration and
  * reports its writes only after the swap is not seen: stop writers, or
- * check them after.  Readers that opened the file before the swap must
- * open it again.
+ * check them after.  Readers that opened the file before the swap read
+ * the old objects: they must open it again within the grace period.
  */
 int nacre_migrate_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 		      const struct nacre_fid *fid, const struct nacre_migrate_opts *opts,

@@ -257,13 +257,16 @@ static int ns_migrate_swap_txn(struct mds_ns *ns, struct mds_txn *txn,
 	}
 	if (!ns_data_version_is(in, mg) || ns_write_is_recent(ns, &mg->mg_fid))
 		return -EBUSY;
-	/* What the file used before goes: a pack extent is released, objects
-	 * go to the destroy queue at once (readers that opened the file
-	 * before the swap must open it again). */
+	/* What the file used before goes: a pack extent is released (the
+	 * pack keeps its bytes until it is compacted), objects go to the
+	 * destroy queue, destroyed after the grace the client asked for:
+	 * readers that opened the file before the swap read them until then. */
 	if (in->in_layout.l_flags & NC_LAYOUT_PACKED)
 		rc = ns_pack_detach(txn, &in->in_attr.a_fid, &in->in_layout);
 	else if (in->in_layout.l_stripe_count > 0)
-		rc = ns_destroy_queue(txn, &in->in_attr.a_fid, &in->in_layout);
+		rc = ns_destroy_queue_after(txn, &in->in_attr.a_fid, &in->in_layout,
+					    mg->mg_grace < NC_MIGRATE_GRACE_MAX ?
+						    mg->mg_grace : NC_MIGRATE_GRACE_MAX);
 	if (rc)
 		return rc;
 	rc = ns_pending_del(txn, nl.l_obj.f_oid);

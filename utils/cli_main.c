@@ -148,7 +148,7 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_fn = cmd_migrate,
 		.cc_summary = "re-lay out files online: change erasure code or stripes, drain an OST",
 		.cc_usage = "[-E K+M|none] [-c COUNT] [-S SIZE] [--ost-exclude INDEX[,INDEX...]]\n"
-			"       [-v] [--json] PATH...",
+			"       [--grace SECONDS] [-v] [--json] PATH...",
 		.cc_help =
 			"  -E, --erasure-code K+M   K data and M parity chunks per row (K 1 to 16,\n"
 			"                           M 0 to 4); none: plain striping\n"
@@ -157,6 +157,10 @@ static const struct cli_cmd cli_cmds[] = {
 			"  --ost-exclude INDEX,...  the new objects avoid these OSTs; given alone,\n"
 			"                           only files with a shard on them are moved\n"
 			"                           (drains the OSTs)\n"
+			"  --grace SECONDS          the old objects are destroyed SECONDS after\n"
+			"                           the move (default 300; 0 at once, which\n"
+			"                           readers that have a file open may see as\n"
+			"                           zeros)\n"
 			"  -v, --verbose            one line per file and the totals\n"
 			"  --json                   a JSON object with one entry per file and\n"
 			"                           the totals\n"
@@ -165,8 +169,8 @@ static const struct cli_cmd cli_cmds[] = {
 			"the file did not change meanwhile, else the copy is retried and the\n"
 			"file reported busy.  Without -E, -c or -S a file keeps its geometry\n"
 			"(fewer data chunks if too few OSTs are left).  Packed files leave\n"
-			"their pack.  Readers that opened a file before it moved must reopen\n"
-			"it.  The old objects are destroyed.\n",
+			"their pack.  Readers that opened a file before it moved read the old\n"
+			"objects until they are destroyed.\n",
 	},
 };
 

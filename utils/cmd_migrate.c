@@ -11,7 +11,9 @@
  * excluded OST are moved: draining an OST touches nothing else.  With a
  * layout option every file is moved.  A packed file always leaves its
  * pack for objects of its own (nacre pack puts it back).  A file that a
- * writer keeps changing is reported busy and keeps its layout.
+ * writer keeps changing is reported busy and keeps its layout.  The old
+ * objects are destroyed after --grace seconds (default 300), so that
+ * readers that opened a file before it moved keep reading it.
  */
 #include "config.h"
 
@@ -26,6 +28,7 @@
 
 enum {
 	MIG_OPT_OST_EXCLUDE = 0x200,
+	MIG_OPT_GRACE,
 };
 
 struct mig_run {
@@ -97,6 +100,11 @@ static int mig_parse_opt(struct cli_ctx *ctx, int c, char **argv, struct mig_run
 		return CLI_OPT_CONTINUE;
 	case MIG_OPT_OST_EXCLUDE:
 		return mig_parse_exclude(ctx, optarg, mr);
+	case MIG_OPT_GRACE:
+		if (cli_parse_long(optarg, &v) || v < 0 || v > 86400)
+			return cli_usage_err(ctx, "invalid grace '%s' (0 to 86400 seconds)", optarg);
+		o->grace_s = v == 0 ? -1 : (int)v;
+		return CLI_OPT_CONTINUE;
 	case 'v':
 		mr->mr_verbose = true;
 		return CLI_OPT_CONTINUE;
@@ -218,6 +226,7 @@ int cmd_migrate(struct cli_ctx *ctx, int argc, char **argv)
 		{ "stripe-count", required_argument, NULL, 'c' },
 		{ "stripe-size", required_argument, NULL, 'S' },
 		{ "ost-exclude", required_argument, NULL, MIG_OPT_OST_EXCLUDE },
+		{ "grace", required_argument, NULL, MIG_OPT_GRACE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -780,6 +780,7 @@ static void fill_migrate_req(void *p)
 	ex_layout(&m->mg_layout);
 	m->mg_layout.l_flags = NC_LAYOUT_OBJFID;
 	m->mg_layout.l_obj = (struct nc_fid){ NC_MIGRATE_FID_SEQ, 0x42 };
+	m->mg_grace = 300;
 }
 
 static bool eq_migrate_req(const void *pa, const void *pb)
@@ -798,6 +799,7 @@ static bool eq_migrate_req(const void *pa, const void *pb)
 	for (uint32_t i = 0; i < a->mg_nexclude && i < NC_MIGRATE_EXCLUDE_MAX; i++)
 		FEQ(a, b, mg_exclude[i]);
 	FSUB(a, b, layout_eq, mg_layout);
+	FEQ(a, b, mg_grace);
 	return true;
 }
 

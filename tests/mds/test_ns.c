@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -1168,6 +1169,8 @@ static bool t_layout_uses(const struct nc_layout *l, uint32_t ost)
 }
 
 /* The destroy queue record whose objects are named @obj. */
+static int64_t t_destroy_not_before;
+
 static bool t_destroy_has_obj(const struct nc_fid *fid, const struct nc_fid *obj,
 			      struct nc_layout *l)
 {
@@ -1179,6 +1182,7 @@ static bool t_destroy_has_obj(const struct nc_fid *fid, const struct nc_fid *obj
 		    nc_fid_eq(nc_layout_obj_fid(&rec.dr_layout, &rec.dr_fid), obj)) {
 			if (l)
 				*l = rec.dr_layout;
+			t_destroy_not_before = rec.dr_not_before;
 			return true;
 		}
 		after = rec.dr_id;
@@ -1244,8 +1248,10 @@ static void test_migrate_swap(void)
 	mg.mg_cred = t_other;
 	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EACCES);
 
-	/* At the current version the swap goes through, once. */
+	/* At the current version the swap goes through, once; the old
+	 * objects stay for the grace asked for. */
 	mg.mg_cred = t_user;
+	mg.mg_grace = 300;
 	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, &a, &l), 0);
 	CU_ASSERT_EQUAL(a.a_size, 200000);
 	CU_ASSERT(a.a_ctime.t_sec > mg.mg_ctime.t_sec ||
@@ -1255,6 +1261,7 @@ static void test_migrate_swap(void)
 	CU_ASSERT_EQUAL(l.l_gen, l0.l_gen + 1);
 	CU_ASSERT_FALSE(t_layout_uses(&l, ex));
 	CU_ASSERT(t_destroy_has_obj(&f, &f, &q));
+	CU_ASSERT(t_destroy_not_before >= (int64_t)time(NULL) + 290);
 	CU_ASSERT_EQUAL(q.l_stripe_count, l0.l_stripe_count);
 	CU_ASSERT(t_layout_uses(&q, ex));
 	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);

@@ -281,11 +281,11 @@ test_7()
 	mkdata "$WORK/base" $((8 * 1024 * 1024)) 11
 	cp "$WORK/base" "$f"
 	cp "$WORK/base" "$WORK/expect"
-	for i in $(seq 1 60); do
+	for i in $(seq 1 150); do
 		printf 'append %04d ........................................\n' "$i" >> "$WORK/expect"
 	done
 	(
-		for i in $(seq 1 60); do
+		for i in $(seq 1 150); do
 			printf 'append %04d ........................................\n' "$i" >> "$f"
 			sleep 0.02
 		done

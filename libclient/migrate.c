@@ -71,8 +71,10 @@ static size_t mig_step(const struct nc_layout *l)
 static int mig_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		     struct nc_layout *nl, const uint8_t *buf, size_t len, uint64_t off)
 {
+	/* No fid: the new objects are nobody else's yet, so no row locks,
+	 * and a shard that fails is marked here, not in the file's layout. */
 	if (nl->l_m)
-		return cl_ec_write(fs, cred, fid, nl, buf, len, off);
+		return cl_ec_write(fs, cred, NULL, nl, buf, len, off);
 	return cl_io_write(fs, fid, nl, buf, len, off);
 }
 
@@ -193,8 +195,13 @@ NACRE_API int nacre_migrate_fid(struct nacre_fs *fs, const struct nacre_cred *cr
 	for (unsigned int i = 0; i < tries; i++) {
 		/* A copy before this one may have left bytes past a new end. */
 		if (i > 0) {
+			uint64_t failed = 0;
+
 			usleep((useconds_t)(MIG_BACKOFF_MS << (i - 1)) * 1000);
-			rc = cl_io_objects(fs, &mg->mg_fid, nl, NC_OP_OBJ_TRUNC, 0, NULL);
+			rc = cl_io_objects(fs, &mg->mg_fid, nl, NC_OP_OBJ_TRUNC, 0,
+					   nl->l_m ? &failed : NULL);
+			if (!rc && failed)
+				rc = -EIO;
 			if (rc)
 				break;
 		}

@@ -289,6 +289,8 @@ int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
 	struct ns_inode *in;
 	int rc;
 
+	if (mg->mg_flags & ~(NC_MIGRATE_ALLOC | NC_MIGRATE_ABORT | NC_MIGRATE_GEOMETRY))
+		return -EINVAL;
 	in = malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;

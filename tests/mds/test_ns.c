@@ -1218,6 +1218,8 @@ static void test_migrate_swap(void)
 	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), -EACCES);
 	t_mig_init(&mg, &t_user, &d, NC_MIGRATE_ALLOC);
 	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), -EISDIR);
+	t_mig_init(&mg, &t_user, &f, NC_MIGRATE_ALLOC | 0x100);
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), -EINVAL);
 
 	/* ALLOC: new objects, named apart, none on the excluded OST. */
 	CU_ASSERT_EQUAL(mds_ost_set_exclude(&set, &ex, 1), 0);

@@ -169,7 +169,7 @@ int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
 void mds_ns_set_migrate_quiet(struct mds_ns *ns, int ms);
 /* Removes the OSTs @idx[0..n) from @set, both lists (a migration's
  * --ost-exclude). */
-int mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
+void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
 
 int mds_ns_batch_begin(struct mds_ns *ns);
 int mds_ns_batch_end(struct mds_ns *ns);

@@ -7,7 +7,9 @@
  * Records (every value starts with a u32 record version, NS_REC_VERSION):
  *   CONFIG     "fsname" -> str; "uuid" -> 16 bytes; "next_oid" -> u64;
  *              "next_pack" -> u64;
- *              "default_layout" -> layout template; "destroy_next" -> u64
+ *              "default_layout" -> layout template; "destroy_next" -> u64;
+ *              "next_migrate" -> u64; "migrate.N" (N in hex) -> fid,
+ *              layout: a pending migration (ns_migrate.c)
  *   INODES     fid (16 BE) -> attr, then by type: directory: parent fid,
  *              next cookie, template flag [+ template]; regular file:
  *              layout; symlink: target

@@ -153,7 +153,7 @@ int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
 
 /* A filter on the OSTs a new layout may use: the OSTs a migration must
  * leave (--ost-exclude) are dropped from both lists. */
-int mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n)
+void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n)
 {
 	uint32_t i, j, kept;
 
@@ -171,7 +171,6 @@ int mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n
 			set->os_down[kept++] = set->os_down[i];
 	}
 	set->os_ndown = kept;
-	return 0;
 }
 
 void ns_layout_out(const struct ns_inode *in, struct nc_layout *l)

@@ -210,8 +210,12 @@ static bool find_match_attrs(const struct find_req *fr, const struct cli_walk_en
 					       (st->size % fr->fr_size.fn_unit != 0)))
 		return false;
 	if (fr->fr_mtime.fn_set) {
-		age = ((int64_t)fr->fr_now - st->mtime.tv_sec) / 86400;
-		if (age < 0 || !find_num_is(&fr->fr_mtime, (uint64_t)age))
+		/* Whole days, rounded down: a file from the future is -1 days
+		 * old and so "less than" any age, as in find(1). */
+		age = (int64_t)fr->fr_now - st->mtime.tv_sec;
+		age = age >= 0 ? age / 86400 : -1;
+		if (age < 0 ? fr->fr_mtime.fn_sign >= 0 :
+			      !find_num_is(&fr->fr_mtime, (uint64_t)age))
 			return false;
 	}
 	return true;

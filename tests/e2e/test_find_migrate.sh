@@ -40,6 +40,7 @@ make_tree() {
 	ln -s /nowhere "$T/l2"
 	touch -d '10 days ago' "$T/plain/p2"
 	touch -d '3 days ago' "$T/ec/e2" "$T/sub/y.txt"
+	touch -d 'tomorrow' "$T/small/s3"
 	# The packed files are committed within about a second of their close.
 	wait_until 20 packed_count_is 3
 	(cd "$MNT" && find t -type f -exec sha256sum {} + | sort -k2) > "$WORK/sums"

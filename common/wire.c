@@ -165,6 +165,8 @@ void nc_xdr_init_encode(struct nc_xdr *x, void *buf, size_t cap)
 	x->x_len = cap;
 	x->x_pos = 0;
 	x->x_err = 0;
+	x->x_cred_fix = NULL;
+	x->x_cred_arg = NULL;
 }
 
 void nc_xdr_init_decode(struct nc_xdr *x, const void *buf, size_t len)
@@ -175,6 +177,8 @@ void nc_xdr_init_decode(struct nc_xdr *x, const void *buf, size_t len)
 	x->x_len = len;
 	x->x_pos = 0;
 	x->x_err = 0;
+	x->x_cred_fix = NULL;
+	x->x_cred_arg = NULL;
 }
 
 int nc_xdr_finish(struct nc_xdr *x)
@@ -418,6 +422,8 @@ void nc_xdr_cred(struct nc_xdr *x, struct nc_cred *c)
 	}
 	for (uint32_t i = 0; i < c->c_ngroups; i++)
 		nc_xdr_u32(x, &c->c_groups[i]);
+	if (!x->x_err && x->x_op == NC_XDR_DECODE && x->x_cred_fix)
+		x->x_cred_fix(c, x->x_cred_arg);
 }
 
 void nc_xdr_ost_info(struct nc_xdr *x, struct nc_ost_info *o)

@@ -193,6 +193,10 @@ struct nc_xdr {
 	size_t x_len;           /* encode: capacity; decode: bytes available */
 	size_t x_pos;
 	int x_err;
+	/* Decode: called on every credential decoded without error, so a
+	 * server can rewrite identities (root squash) in one place. */
+	void (*x_cred_fix)(struct nc_cred *c, const void *arg);
+	const void *x_cred_arg;
 };
 
 void nc_xdr_init_encode(struct nc_xdr *x, void *buf, size_t cap);

@@ -248,6 +248,8 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
 	snprintf(fs->fs_name, sizeof(fs->fs_name), "%s", fsname);
 	pthread_mutex_init(&fs->fs_lock, NULL);
+	if (opts && opts->server_peer)
+		co.co_role = NC_ROLE_MDS;
 	fs->fs_timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
 	fs->fs_retry_ms = opts && opts->retry_ms > 0 ? opts->retry_ms : 60000;
 	if (!opts || opts->readahead_kb == 0)

@@ -180,6 +180,10 @@ struct nacre_opts {
 	 * in KiB; 0: 16384 (16 MiB), negative: none.  Read-ahead bytes are
 	 * dropped when this client writes or truncates the file. */
 	int readahead_kb;
+	/** For nacre's own servers only: the MDS's pack compactor connects to
+	 * its MDS as a server peer, so root squash leaves its root identity
+	 * alone.  Applications leave it false; see nacre-mds(8) --root-squash. */
+	bool server_peer;
 };
 
 /* ---- Connection ---- */

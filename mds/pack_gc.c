@@ -85,9 +85,11 @@ int mds_pack_gc_self_addr(const char *listen, int port, char *buf, size_t len)
 /* One pass: compacts when some pack is sparse; 0 or -errno. */
 static int pack_gc_pass(struct mds_pack_gc *pg)
 {
-	/* Root: the compaction opens every packed file, whoever owns it. */
+	/* Root: the compaction opens every packed file, whoever owns it.  As
+	 * a server peer, root squash does not turn it into nobody. */
 	static const struct nacre_cred root = { .uid = 0, .gid = 0 };
-	const struct nacre_opts opts = { .cred = &root, .attr_cache_ms = -1 };
+	const struct nacre_opts opts = { .cred = &root, .attr_cache_ms = -1,
+					 .server_peer = true };
 	uint64_t wanted = 0, moved = 0, freed = 0;
 	struct nacre_fs *fs;
 	int rc;

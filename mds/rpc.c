@@ -702,6 +702,23 @@ bool mds_op_is_write(uint16_t opcode)
 	}
 }
 
+static void squash_fix(struct nc_cred *c, const void *arg)
+{
+	mds_squash_cred(arg, c);
+}
+
+/*
+ * Root squash covers clients and tools.  Servers (an OSS, the MDS's own
+ * pack compactor) hold the cluster key like every peer and are trusted to
+ * say what they are, as every key holder is trusted with the uid it sends.
+ */
+static bool squash_applies(struct mds_server *mds, const struct nc_req *req)
+{
+	if (req->rq_peer_role != NC_ROLE_CLIENT && req->rq_peer_role != NC_ROLE_TOOL)
+		return false;
+	return mds_squash_applies(mds_server_squash(mds), req->rq_peer);
+}
+
 void mds_handle_op(struct mds_server *mds, struct nc_req *req)
 {
 	mds_op_fn fn = op_table(req->rq_hdr.mh_opcode);
@@ -721,6 +738,10 @@ void mds_handle_op(struct mds_server *mds, struct nc_req *req)
 	nc_debug("mds", "req %" PRIu64 " from %s: %s", req->rq_hdr.mh_reqid, req->rq_peer,
 		 nc_op_name(req->rq_hdr.mh_opcode));
 	nc_xdr_init_decode(&in, req->rq_body, req->rq_hdr.mh_body_len);
+	if (squash_applies(mds, req)) {
+		in.x_cred_fix = squash_fix;
+		in.x_cred_arg = mds_server_squash(mds);
+	}
 	rc = fn(mds, req, &in);
 	if (rc)
 		mds_reply(req, rc, NULL, 0);

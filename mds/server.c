@@ -66,7 +66,13 @@ struct mds_server {
 	struct mds_oss_conn ms_oss[NC_MAX_OSTS];
 	int ms_noss;
 	struct mds_pack_gc *ms_pack_gc;   /* NULL: compaction off */
+	struct mds_squash ms_squash;
 };
+
+const struct mds_squash *mds_server_squash(struct mds_server *mds)
+{
+	return &mds->ms_squash;
+}
 
 struct mds_ns *mds_server_ns(struct mds_server *mds)
 {
@@ -402,6 +408,21 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	if (!(mds->ms_conf.mc_pack_gc_threshold > 0 && mds->ms_conf.mc_pack_gc_threshold <= 1)) {
 		free(mds);
 		return -EINVAL;
+	}
+	{
+		char err[128];
+
+		rc = mds_squash_parse(&mds->ms_squash, conf->mc_root_squash, conf->mc_nosquash,
+				      err, sizeof(err));
+		if (rc) {
+			nc_error("mds", "%s", err);
+			free(mds);
+			return rc;
+		}
+		if (mds->ms_squash.sq_on)
+			nc_info("mds", "root squash: root of clients served as %u:%u, %u exempt network%s",
+				mds->ms_squash.sq_uid, mds->ms_squash.sq_gid,
+				mds->ms_squash.sq_nnets, mds->ms_squash.sq_nnets == 1 ? "" : "s");
 	}
 	pthread_mutex_init(&mds->ms_ost_lock, NULL);
 	pthread_mutex_init(&mds->ms_lock, NULL);

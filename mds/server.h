@@ -14,6 +14,7 @@
 
 #include "common/rpc.h"
 #include "mds/ns.h"
+#include "mds/squash.h"
 
 struct mds_conf {
 	const char *mc_dir;             /* the MDT directory */
@@ -28,6 +29,10 @@ struct mds_conf {
 	 * sealed pack is compacted (0: 0.5). */
 	int mc_pack_gc_interval_ms;
 	double mc_pack_gc_threshold;
+	/* Root squash (mds/squash.h): "UID:GID" or NULL for none, and the
+	 * exempt client addresses and networks. */
+	const char *mc_root_squash;
+	const char *mc_nosquash;
 };
 
 struct mds_server;
@@ -40,6 +45,7 @@ void mds_server_free(struct mds_server *mds);
 
 /* ---- for the handlers (mds/rpc.c) ---- */
 struct mds_ns *mds_server_ns(struct mds_server *mds);
+const struct mds_squash *mds_server_squash(struct mds_server *mds);
 /* OSTs that are up, in index order. */
 void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set);
 /* The OST table with live states. */

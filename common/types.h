@@ -131,6 +131,40 @@ struct nc_layout {
 #define NC_PACK_FID_SEQ 2
 #define NC_FILE_FID_SEQ 1
 
+/*
+ * One changelog record: a namespace change the MDS made (as Lustre's
+ * changelogs, for data movers and policy engines).  cr_fid is the file the
+ * change is about, cr_parent and cr_name the entry it made or removed; a
+ * rename also names the entry it came from (cr_sparent, cr_sname).
+ */
+enum nc_changelog_type {
+	NC_CL_CREATE = 1,
+	NC_CL_MKDIR = 2,
+	NC_CL_HLINK = 3,
+	NC_CL_SLINK = 4,
+	NC_CL_MKNOD = 5,
+	NC_CL_UNLINK = 6,
+	NC_CL_RMDIR = 7,
+	NC_CL_RENAME = 8,
+	NC_CL_SETATTR = 9,
+	NC_CL_TRUNC = 10,
+	NC_CL_XATTR = 11,
+	NC_CL_LAYOUT = 12,
+	NC_CL_TYPE_MAX = NC_CL_LAYOUT,
+};
+struct nc_changelog_rec {
+	uint64_t cr_seq;
+	uint32_t cr_type;       /* enum nc_changelog_type */
+	uint32_t cr_uid;        /* who made the change */
+	uint32_t cr_gid;
+	struct nc_timespec cr_time;
+	struct nc_fid cr_fid;
+	struct nc_fid cr_parent;
+	char cr_name[NC_NAME_MAX + 1];
+	struct nc_fid cr_sparent;
+	char cr_sname[NC_NAME_MAX + 1];
+};
+
 /* The caller's identity, checked by the MDS against mode bits. */
 struct nc_cred {
 	uint32_t c_uid;

@@ -426,6 +426,21 @@ void nc_xdr_cred(struct nc_xdr *x, struct nc_cred *c)
 		x->x_cred_fix(c, x->x_cred_arg);
 }
 
+/* Also the MDT's record format (mds/ns_changelog.c). */
+void nc_xdr_changelog_rec(struct nc_xdr *x, struct nc_changelog_rec *r)
+{
+	nc_xdr_u64(x, &r->cr_seq);
+	nc_xdr_u32(x, &r->cr_type);
+	nc_xdr_u32(x, &r->cr_uid);
+	nc_xdr_u32(x, &r->cr_gid);
+	xdr_time(x, &r->cr_time);
+	nc_xdr_fid(x, &r->cr_fid);
+	nc_xdr_fid(x, &r->cr_parent);
+	nc_xdr_str(x, r->cr_name, NC_NAME_MAX);
+	nc_xdr_fid(x, &r->cr_sparent);
+	nc_xdr_str(x, r->cr_sname, NC_NAME_MAX);
+}
+
 void nc_xdr_ost_info(struct nc_xdr *x, struct nc_ost_info *o)
 {
 	nc_xdr_u32(x, &o->o_index);
@@ -651,6 +666,27 @@ void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m)
 		nc_xdr_u32(x, &r->pk_sealed);
 		nc_xdr_i64(x, &r->pk_mtime);
 	}
+}
+
+void nc_wire_changelog_req(struct nc_xdr *x, struct nc_changelog_req *m)
+{
+	nc_xdr_cred(x, &m->cl_cred);
+	nc_xdr_u64(x, &m->cl_seq);
+	nc_xdr_u32(x, &m->cl_max);
+}
+
+void nc_wire_changelog_rep(struct nc_xdr *x, struct nc_changelog_rep *m)
+{
+	nc_xdr_u64(x, &m->cp_last);
+	nc_xdr_u32(x, &m->cp_count);
+	if (x->x_err)
+		return;
+	if (m->cp_count > NC_CHANGELOG_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->cp_count; i++)
+		nc_xdr_changelog_rec(x, &m->cp_recs[i]);
 }
 
 void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m)

@@ -102,7 +102,9 @@ struct nc_msg_hdr {
 	X(OST_STATFS, 57, 1)            \
 	X(OBJ_LOCK, 58, 0)              \
 	X(OBJ_UNLOCK, 59, 1)            \
-	X(OBJ_VERIFY, 60, 1)
+	X(OBJ_VERIFY, 60, 1)            \
+	X(CHANGELOG_READ, 90, 1)        \
+	X(CHANGELOG_CLEAR, 91, 1)
 
 enum nc_opcode {
 #define NC_OP_ENUM(name, value, idem) NC_OP_##name = value,
@@ -224,6 +226,7 @@ void nc_xdr_attr(struct nc_xdr *x, struct nc_attr *a);
 void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l);
 void nc_xdr_cred(struct nc_xdr *x, struct nc_cred *c);
 void nc_xdr_ost_info(struct nc_xdr *x, struct nc_ost_info *o);
+void nc_xdr_changelog_rec(struct nc_xdr *x, struct nc_changelog_rec *r);
 void nc_xdr_statfs(struct nc_xdr *x, struct nc_statfs *s);
 
 /* ---- Message shapes.  Each comment lists the opcodes that use it. ---- */
@@ -443,6 +446,23 @@ struct nc_pack_list {
 	struct nc_pack_rec pl_packs[NC_PACK_LIST_MAX];
 };
 
+/*
+ * CHANGELOG_READ: records with a sequence number above cl_seq, at most
+ * cl_max of them (the reply says how many, and the highest number given so
+ * far).  CHANGELOG_CLEAR: removes the records up to cl_seq.  Root only.
+ */
+#define NC_CHANGELOG_MAX 128u
+struct nc_changelog_req {
+	struct nc_cred cl_cred;
+	uint64_t cl_seq;
+	uint32_t cl_max;
+};
+struct nc_changelog_rep {
+	uint64_t cp_last;       /* highest sequence number given so far */
+	uint32_t cp_count;
+	struct nc_changelog_rec cp_recs[NC_CHANGELOG_MAX];
+};
+
 /* PACK_FILES: the files that use pack pf_pack, after pf_after. */
 #define NC_PACK_FILES_MAX 1024u
 struct nc_pack_files {
@@ -569,6 +589,8 @@ void nc_wire_pack_commit(struct nc_xdr *x, struct nc_pack_commit *m);
 void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m);
 void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m);
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m);
+void nc_wire_changelog_req(struct nc_xdr *x, struct nc_changelog_req *m);
+void nc_wire_changelog_rep(struct nc_xdr *x, struct nc_changelog_rep *m);
 void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m);
 void nc_wire_lookup_many_req(struct nc_xdr *x, struct nc_lookup_many *m);
 void nc_wire_lookup_many_rep(struct nc_xdr *x, struct nc_lookup_many *m);

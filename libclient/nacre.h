@@ -402,6 +402,56 @@ struct nacre_read_req {
 int nacre_read_many(struct nacre_fs *fs, struct nacre_read_req *reqs, size_t n,
 		    unsigned int depth);
 
+/* ---- Changelog ---- */
+
+/** Types of changelog records (nacre_changelog_type_name() gives their
+ * names, as Lustre's: CREAT, MKDIR, ...). */
+enum nacre_changelog_type {
+	NACRE_CL_CREATE = 1,    /**< a regular file was created */
+	NACRE_CL_MKDIR = 2,
+	NACRE_CL_HLINK = 3,     /**< a hard link was made */
+	NACRE_CL_SLINK = 4,     /**< a symbolic link was created */
+	NACRE_CL_MKNOD = 5,     /**< a device, fifo or socket was created */
+	NACRE_CL_UNLINK = 6,
+	NACRE_CL_RMDIR = 7,
+	NACRE_CL_RENAME = 8,    /**< sparent/sname moved to parent/name */
+	NACRE_CL_SETATTR = 9,   /**< mode, owner or times changed */
+	NACRE_CL_TRUNC = 10,    /**< the size was set */
+	NACRE_CL_XATTR = 11,    /**< extended attribute name set or removed */
+	NACRE_CL_LAYOUT = 12,   /**< the layout was set */
+};
+
+/** One namespace change the MDS recorded (nacre-mds --changelog). */
+struct nacre_changelog_rec {
+	uint64_t seq;           /**< increasing, never reused */
+	unsigned int type;      /**< enum nacre_changelog_type */
+	uid_t uid;              /**< who made the change */
+	gid_t gid;
+	struct timespec time;   /**< when the MDS made it */
+	struct nacre_fid fid;   /**< the file or directory changed */
+	struct nacre_fid parent; /**< the entry made or removed: its directory */
+	char name[NACRE_NAME_MAX + 1]; /**< ... and name ("" when none; the
+					* attribute name for XATTR) */
+	struct nacre_fid sparent; /**< RENAME: the entry it came from */
+	char sname[NACRE_NAME_MAX + 1];
+};
+
+/**
+ * Reads up to @max changelog records numbered above @after into @out
+ * (root only: -EPERM otherwise).  *@count receives how many, *@last (may be
+ * NULL) the highest number the MDS has given so far, so a reader that got
+ * fewer than @max is up to date.  The changelog is empty when the MDS does
+ * not run with --changelog.
+ */
+int nacre_changelog_read(struct nacre_fs *fs, uint64_t after, struct nacre_changelog_rec *out,
+			 size_t max, size_t *count, uint64_t *last);
+/** Removes the records numbered up to @upto, once a reader has consumed
+ * them (root only). */
+int nacre_changelog_clear(struct nacre_fs *fs, uint64_t upto);
+/** "CREAT", "MKDIR", ...; "UNKNOWN" for a type this library does not know.
+ * A static string. */
+const char *nacre_changelog_type_name(unsigned int type);
+
 /** Lists packs with id > @after, at most @max; @count receives how many. */
 int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info *out,
 		    unsigned int max, unsigned int *count);

@@ -60,6 +60,7 @@ static void usage(FILE *f)
 		"                      UID and GID (default: no squash)\n"
 		"  --nosquash ADDRS    client addresses or networks exempt from root\n"
 		"                      squash: 10.0.0.5,10.1.0.0/16,fd00::/8\n"
+		"  --changelog         record namespace changes (nacre changelog)\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
@@ -131,6 +132,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "pack-gc-threshold", required_argument, NULL, 'T' },
 		{ "root-squash", required_argument, NULL, 'R' },
 		{ "nosquash", required_argument, NULL, 'N' },
+		{ "changelog", no_argument, NULL, 'C' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -159,6 +161,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 			break;
 		case 'R': conf->mc_root_squash = optarg; break;
 		case 'N': conf->mc_nosquash = optarg; break;
+		case 'C': conf->mc_changelog = true; break;
 		case 'p': d->dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {

@@ -164,6 +164,16 @@ int mds_ns_batch_end(struct mds_ns *ns);
 /* MDT space (the LMDB map and the disk under it) and inode counts. */
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
 
+/* The changelog (mds/ns_changelog.c).  Off until enabled; records persist
+ * until cleared. */
+void mds_ns_changelog_enable(struct mds_ns *ns, bool on);
+/* Up to @max records numbered above @after into @out; *@last is the
+ * highest number given so far (0: none ever). */
+int mds_ns_changelog_read(struct mds_ns *ns, uint64_t after, struct nc_changelog_rec *out,
+			  uint32_t max, uint32_t *count, uint64_t *last);
+/* Removes the records numbered up to @upto; *@cleared says how many. */
+int mds_ns_changelog_clear(struct mds_ns *ns, uint64_t upto, uint64_t *cleared);
+
 /* The persistent OST table.  Register: a new index is added; a known index
  * must carry the same uuid (-EEXIST otherwise) and gets its address
  * updated.  o_state is not stored (the server tracks liveness). */

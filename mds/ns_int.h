@@ -59,6 +59,7 @@ struct mds_ns {
 	char ns_fsname[NC_FSNAME_MAX + 1];
 	uint8_t ns_uuid[16];
 	atomic_uint ns_rr;      /* round-robin start for new layouts */
+	bool ns_changelog;      /* record namespace changes */
 };
 
 /* One inode as decoded from its record. */
@@ -131,6 +132,13 @@ int ns_conf_put_u64(struct mds_txn *txn, const char *name, uint64_t v);
 int ns_conf_get_layout(struct mds_txn *txn, struct nc_layout *l);
 int ns_conf_put_layout(struct mds_txn *txn, const struct nc_layout *l);
 int ns_fid_alloc(struct mds_txn *txn, struct nc_fid *fid);
+
+/* mds/ns_changelog.c: appends a record of a change to @txn when the
+ * changelog is on; @parent, @name, @sparent and @sname may be NULL. */
+int ns_changelog_add(struct mds_ns *ns, struct mds_txn *txn, uint32_t type,
+		     const struct nc_cred *cred, const struct nc_fid *fid,
+		     const struct nc_fid *parent, const char *name,
+		     const struct nc_fid *sparent, const char *sname);
 
 /* mds/ns_layout.c: layout merging and OST choice. */
 int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,

@@ -300,7 +300,10 @@ int mds_ns_setlayout(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_setlayout_txn(ns, txn, cred, fid, req, osts, in));
+	rc = ns_setlayout_txn(ns, txn, cred, fid, req, osts, in);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, NC_CL_LAYOUT, cred, fid, NULL, NULL, NULL, NULL);
+	rc = ns_end(txn, rc);
 	if (rc == 0 && out)
 		*out = in->in_layout;
 out_free:

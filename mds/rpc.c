@@ -576,6 +576,50 @@ out:
 	return rc;
 }
 
+/* The changelog names every file changed: root only, as in Lustre. */
+static int op_changelog_read(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_changelog_rep *rep;
+	struct nc_changelog_req m;
+	uint32_t max;
+	int rc;
+
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_changelog_req, &m);
+	if (rc)
+		return rc;
+	if (m.cl_cred.c_uid != 0)
+		return -EPERM;
+	rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	max = m.cl_max < NC_CHANGELOG_MAX ? m.cl_max : NC_CHANGELOG_MAX;
+	rc = mds_ns_changelog_read(mds_server_ns(mds), m.cl_seq, rep->cp_recs, max,
+				   &rep->cp_count, &rep->cp_last);
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_changelog_rep, rep);
+	free(rep);
+	return rc;
+}
+
+static int op_changelog_clear(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_changelog_req m;
+	uint64_t cleared = 0;
+	int rc;
+
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_changelog_req, &m);
+	if (rc)
+		return rc;
+	if (m.cl_cred.c_uid != 0)
+		return -EPERM;
+	rc = mds_ns_changelog_clear(mds_server_ns(mds), m.cl_seq, &cleared);
+	if (rc)
+		return rc;
+	nc_info("mds", "req %" PRIu64 " from %s: changelog cleared up to %" PRIu64 " (%" PRIu64
+		" records)", req->rq_hdr.mh_reqid, req->rq_peer, m.cl_seq, cleared);
+	return mds_reply(req, 0, NULL, 0);
+}
+
 static int op_pack_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
 	struct nc_pack_list *m = calloc(1, sizeof(*m));
@@ -672,6 +716,8 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_PACK_COMMIT: return op_pack_commit;
 	case NC_OP_PACK_SWITCH: return op_pack_switch;
 	case NC_OP_PACK_LIST: return op_pack_list;
+	case NC_OP_CHANGELOG_READ: return op_changelog_read;
+	case NC_OP_CHANGELOG_CLEAR: return op_changelog_clear;
 	case NC_OP_PACK_FILES: return op_pack_files;
 	case NC_OP_LOOKUP_MANY: return op_lookup_many;
 	default: return NULL;
@@ -696,6 +742,7 @@ bool mds_op_is_write(uint16_t opcode)
 	case NC_OP_PACK_ALLOC:
 	case NC_OP_PACK_COMMIT:
 	case NC_OP_PACK_SWITCH:
+	case NC_OP_CHANGELOG_CLEAR:
 		return true;
 	default:
 		return false;

@@ -451,6 +451,9 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	rc = load_osts(mds);
 	if (rc)
 		goto out_free;
+	mds_ns_changelog_enable(mds->ms_ns, conf->mc_changelog);
+	if (conf->mc_changelog)
+		nc_info("mds", "changelog on: namespace changes are recorded");
 
 	sc.sc_name = "mds";
 	sc.sc_fsname = conf->mc_fsname;

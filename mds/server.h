@@ -33,6 +33,7 @@ struct mds_conf {
 	 * exempt client addresses and networks. */
 	const char *mc_root_squash;
 	const char *mc_nosquash;
+	bool mc_changelog;              /* record namespace changes */
 };
 
 struct mds_server;

@@ -115,6 +115,25 @@ static const struct cli_cmd cli_cmds[] = {
 			"Every regular file under each PATH is read in full.  Without PATH: the\n"
 			"root of every mounted nacre filesystem (with --mds, its root).\n",
 	},
+	{
+		.cc_name = "changelog",
+		.cc_fn = cmd_changelog,
+		.cc_summary = "show or clear the namespace changes the MDS recorded",
+		.cc_usage = "[--since SEQ] [--limit N] [--json] [PATH]\n"
+			"       nacre changelog clear SEQ [PATH]",
+		.cc_help =
+			"  --since SEQ           only records numbered above SEQ\n"
+			"  --limit N             at most N records\n"
+			"  --json                a JSON array of records\n"
+			"  clear SEQ             remove the records numbered up to SEQ, once\n"
+			"                        they have been consumed\n"
+			"One line per record: number, type (CREAT, MKDIR, HLINK, SLINK, MKNOD,\n"
+			"UNLNK, RMDIR, RENME, SATTR, TRUNC, XATTR, LYOUT), time, date, uid, gid,\n"
+			"t=[FID] of the file, p=[FID] NAME of the entry, sp=[FID] NAME where a\n"
+			"rename came from, x=NAME of an extended attribute.  The MDS records\n"
+			"only when it runs with --changelog.  Root only.  Without PATH: the one\n"
+			"mounted nacre filesystem (or --mds).\n",
+	},
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))

@@ -754,6 +754,75 @@ static bool eq_verify_rep(const void *pa, const void *pb)
 	return true;
 }
 
+static void fill_changelog_req(void *p)
+{
+	struct nc_changelog_req *m = p;
+
+	m->cl_cred = ex_cred;
+	m->cl_seq = 0x1122334455667788ull;
+	m->cl_max = 128;
+}
+
+static bool eq_changelog_req(const void *pa, const void *pb)
+{
+	const struct nc_changelog_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, cl_cred);
+	FEQ(a, b, cl_seq);
+	FEQ(a, b, cl_max);
+	return true;
+}
+
+static void fill_changelog_rep(void *p)
+{
+	struct nc_changelog_rep *m = p;
+	struct nc_changelog_rec *r = &m->cp_recs[0];
+
+	m->cp_last = 42;
+	m->cp_count = 2;
+	r->cr_seq = 41;
+	r->cr_type = NC_CL_RENAME;
+	r->cr_uid = 1000;
+	r->cr_gid = 100;
+	r->cr_time.t_sec = 1700000000;
+	r->cr_time.t_nsec = 123456789;
+	r->cr_fid = ex_fid;
+	r->cr_parent = ex_parent;
+	strcpy(r->cr_name, "new");
+	r->cr_sparent = ex_parent;
+	strcpy(r->cr_sname, "old");
+	r = &m->cp_recs[1];
+	r->cr_seq = 42;
+	r->cr_type = NC_CL_SETATTR;
+	r->cr_fid = ex_fid;
+}
+
+static bool changelog_rec_eq(const struct nc_changelog_rec *a, const struct nc_changelog_rec *b)
+{
+	FEQ(a, b, cr_seq);
+	FEQ(a, b, cr_type);
+	FEQ(a, b, cr_uid);
+	FEQ(a, b, cr_gid);
+	FEQ(a, b, cr_time.t_sec);
+	FEQ(a, b, cr_time.t_nsec);
+	FSUB(a, b, fid_eq, cr_fid);
+	FSUB(a, b, fid_eq, cr_parent);
+	FSUB(a, b, fid_eq, cr_sparent);
+	return !strcmp(a->cr_name, b->cr_name) && !strcmp(a->cr_sname, b->cr_sname);
+}
+
+static bool eq_changelog_rep(const void *pa, const void *pb)
+{
+	const struct nc_changelog_rep *a = pa, *b = pb;
+
+	FEQ(a, b, cp_last);
+	FEQ(a, b, cp_count);
+	for (uint32_t i = 0; i < a->cp_count && i < NC_CHANGELOG_MAX; i++)
+		if (!changelog_rec_eq(&a->cp_recs[i], &b->cp_recs[i]))
+			return false;
+	return true;
+}
+
 /* Typed codecs behind one signature (no casts of function pointers). */
 #define CODEC(name, type)                                          \
 	static void codec_##name(struct nc_xdr *x, void *m)        \
@@ -781,6 +850,8 @@ CODEC(obj_req, struct nc_obj_req)
 CODEC(obj_rep, struct nc_obj_rep)
 CODEC(shard_req, struct nc_shard_req)
 CODEC(verify_rep, struct nc_verify_rep)
+CODEC(changelog_req, struct nc_changelog_req)
+CODEC(changelog_rep, struct nc_changelog_rep)
 #undef CODEC
 
 #define SHAPE(name, type) \
@@ -813,6 +884,8 @@ static const struct shape shapes[] = {
 	SHAPE(obj_rep, struct nc_obj_rep),
 	SHAPE(shard_req, struct nc_shard_req),
 	SHAPE(verify_rep, struct nc_verify_rep),
+	SHAPE(changelog_req, struct nc_changelog_req),
+	SHAPE(changelog_rep, struct nc_changelog_rep),
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))

@@ -265,6 +265,7 @@ static int suite_init(void)
 	mc.mc_fsname = FSNAME;
 	mc.mc_listen = "tcp://127.0.0.1:0";
 	mc.mc_format = true;
+	mc.mc_changelog = true;
 	mc.mc_destroy_interval_ms = 200;
 	/* Background compaction only when a test kicks it. */
 	mc.mc_pack_gc_interval_ms = 3600 * 1000;
@@ -1931,6 +1932,70 @@ static void test_pack_move_checks(void)
 	free(sw);
 }
 
+/* The changelog through the library: what this client did shows in order,
+ * with names; only root reads or clears it. */
+static void test_changelog(void)
+{
+	static const struct nacre_cred root = { .uid = 0, .gid = 0 };
+	static const struct nacre_cred user = { .uid = 4321, .gid = 4321 };
+	struct nacre_opts ro = { .cred = &root, .attr_cache_ms = -1 };
+	struct nacre_opts uo = { .cred = &user, .attr_cache_ms = -1 };
+	struct nacre_changelog_rec *r = calloc(300, sizeof(*r));
+	struct nacre_fs *fr = NULL, *fu = NULL;
+	struct nacre_stat st;
+	uint64_t last = 0, start;
+	size_t n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &ro, &fr), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &uo, &fu), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_changelog_read(fr, UINT64_MAX - 1, r, 1, &n, &start), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fr, "/cl", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fr, "/cl", &st), 0);
+	/* More records than one reply holds (128), to page through. */
+	for (int i = 0; i < 150; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/cl/n%d", i);
+		CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fr, p, 0755), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(nacre_rename(fr, "/cl/n0", "/cl/renamed"), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_changelog_read(fr, start, r, 300, &n, &last), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 152);
+	CU_ASSERT_EQUAL(last, start + 152);
+	CU_ASSERT_EQUAL(r[0].type, NACRE_CL_MKDIR);
+	CU_ASSERT_STRING_EQUAL(r[0].name, "cl");
+	CU_ASSERT_STRING_EQUAL(nacre_changelog_type_name(r[0].type), "MKDIR");
+	CU_ASSERT_STRING_EQUAL(r[150].name, "n149");
+	CU_ASSERT(r[150].parent.seq == st.fid.seq && r[150].parent.oid == st.fid.oid);
+	CU_ASSERT_EQUAL(r[151].type, NACRE_CL_RENAME);
+	CU_ASSERT_STRING_EQUAL(r[151].name, "renamed");
+	CU_ASSERT_STRING_EQUAL(r[151].sname, "n0");
+	for (size_t i = 1; i < n; i++)
+		CU_ASSERT_EQUAL(r[i].seq, r[i - 1].seq + 1);
+	CU_ASSERT_STRING_EQUAL(nacre_changelog_type_name(999), "UNKNOWN");
+	/* Not root: refused, and nothing is removed. */
+	CU_ASSERT_EQUAL(nacre_changelog_read(fu, start, r, 10, &n, NULL), -EPERM);
+	CU_ASSERT_EQUAL(nacre_changelog_clear(fu, last), -EPERM);
+	CU_ASSERT_EQUAL(nacre_changelog_read(fr, start, r, 300, &n, NULL), 0);
+	CU_ASSERT_EQUAL(n, 152);
+	CU_ASSERT_EQUAL(nacre_changelog_clear(fr, last), 0);
+	CU_ASSERT_EQUAL(nacre_changelog_read(fr, 0, r, 300, &n, NULL), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	for (int i = 1; i < 150; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/cl/n%d", i);
+		CU_ASSERT_EQUAL(nacre_rmdir(fr, p), 0);
+	}
+	CU_ASSERT_EQUAL(nacre_rmdir(fr, "/cl/renamed"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fr, "/cl"), 0);
+	nacre_disconnect(fu);
+	nacre_disconnect(fr);
+	free(r);
+}
+
 /* A read-only file may be moved into a pack by its owner (the bytes stay
  * as they are), not by another user who may not write it. */
 static void test_pack_owner_moves(void)
@@ -2241,6 +2306,7 @@ int main(void)
 	    !CU_add_test(suite, "many files converted in one call", test_pack_files_batch) ||
 	    !CU_add_test(suite, "the owner of a read-only file may pack it", test_pack_owner_moves) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
+	    !CU_add_test(suite, "changelog: records, paging, clear, root only", test_changelog) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

@@ -1337,6 +1337,106 @@ static void test_concurrent_create(void)
 	CU_ASSERT_EQUAL(total, T_THREADS * T_PER_THREAD);
 }
 
+/* Reads every record above @after. */
+static uint32_t t_changelog(uint64_t after, struct nc_changelog_rec *recs, uint32_t max,
+			    uint64_t *last)
+{
+	uint32_t n = 0;
+
+	CU_ASSERT_EQUAL(mds_ns_changelog_read(t_ns, after, recs, max, &n, last), 0);
+	return n;
+}
+
+static void test_changelog(void)
+{
+	struct nc_changelog_rec *r = calloc(64, sizeof(*r));
+	struct nc_fid d, f, g;
+	struct nc_attr a;
+	uint64_t last = 99, cleared = 0;
+	uint32_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	/* Off: changes leave no record. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "before", S_IFREG | 0644, &f), 0);
+	CU_ASSERT_EQUAL(t_changelog(0, r, 64, &last), 0);
+	CU_ASSERT_EQUAL(last, 0);
+
+	mds_ns_changelog_enable(t_ns, true);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0777, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &d, "f", S_IFREG | 0644, &f), 0);
+	/* An O_CREAT of an existing file changes nothing: no record. */
+	{
+		struct nc_create_req cq = { .cq_cred = t_user, .cq_parent = d,
+					    .cq_mode = S_IFREG | 0644 };
+		struct nc_layout l;
+
+		strcpy(cq.cq_name, "f");
+		CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+		CU_ASSERT(nc_fid_eq(&a.a_fid, &f));
+	}
+	CU_ASSERT_EQUAL(t_create(&t_user, &d, "f", S_IFREG | 0644, &g), -EEXIST);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_link(t_ns, &t_user, &f, &d, "f2", &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_rename(&t_rootc, &d, "f2", &t_root, "moved", 0), 0);
+	CU_ASSERT_EQUAL_FATAL(t_setattr(&t_user, &f, NC_SA_MODE, 0600, 0, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_setattr(&t_user, &f, NC_SA_SIZE, 0, 0, 0, 10, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.k", "v", 1, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_unlink(t_ns, &t_user, &d, "f", false), 0);
+	/* A refused change leaves no record either. */
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_other, &t_root, "d", true), -EACCES);
+
+	n = t_changelog(0, r, 64, &last);
+	CU_ASSERT_EQUAL_FATAL(n, 8);
+	CU_ASSERT_EQUAL(last, 8);
+	static const uint32_t want[] = { NC_CL_MKDIR, NC_CL_CREATE, NC_CL_HLINK, NC_CL_RENAME,
+					 NC_CL_SETATTR, NC_CL_TRUNC, NC_CL_XATTR, NC_CL_UNLINK };
+	for (uint32_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL(r[i].cr_seq, i + 1);
+		CU_ASSERT_EQUAL(r[i].cr_type, want[i]);
+		CU_ASSERT(r[i].cr_time.t_sec > 0);
+	}
+	CU_ASSERT_STRING_EQUAL(r[0].cr_name, "d");
+	CU_ASSERT(nc_fid_eq(&r[0].cr_fid, &d));
+	CU_ASSERT(nc_fid_eq(&r[0].cr_parent, &t_root));
+	CU_ASSERT_EQUAL(r[0].cr_uid, 0);
+	CU_ASSERT_EQUAL(r[1].cr_uid, t_user.c_uid);
+	CU_ASSERT(nc_fid_eq(&r[1].cr_fid, &f));
+	CU_ASSERT_STRING_EQUAL(r[2].cr_name, "f2");
+	CU_ASSERT(nc_fid_eq(&r[3].cr_fid, &f));
+	CU_ASSERT(nc_fid_eq(&r[3].cr_sparent, &d));
+	CU_ASSERT_STRING_EQUAL(r[3].cr_sname, "f2");
+	CU_ASSERT(nc_fid_eq(&r[3].cr_parent, &t_root));
+	CU_ASSERT_STRING_EQUAL(r[3].cr_name, "moved");
+	CU_ASSERT_STRING_EQUAL(r[6].cr_name, "user.k");
+	CU_ASSERT(nc_fid_eq(&r[7].cr_fid, &f));
+	CU_ASSERT_STRING_EQUAL(r[7].cr_name, "f");
+
+	/* Paging: after and max. */
+	n = t_changelog(5, r, 2, &last);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT_EQUAL(r[0].cr_seq, 6);
+	CU_ASSERT_EQUAL(r[1].cr_seq, 7);
+	CU_ASSERT_EQUAL(t_changelog(8, r, 64, &last), 0);
+
+	/* Clearing, and numbers that go on across a reopen. */
+	CU_ASSERT_EQUAL(mds_ns_changelog_clear(t_ns, 3, &cleared), 0);
+	CU_ASSERT_EQUAL(cleared, 3);
+	n = t_changelog(0, r, 64, &last);
+	CU_ASSERT_EQUAL(n, 5);
+	CU_ASSERT_EQUAL(r[0].cr_seq, 4);
+	t_reopen();
+	mds_ns_changelog_enable(t_ns, true);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "moved", false), 0);
+	n = t_changelog(0, r, 64, &last);
+	CU_ASSERT_EQUAL(n, 6);
+	CU_ASSERT_EQUAL(r[n - 1].cr_seq, 9);
+	CU_ASSERT_EQUAL(r[n - 1].cr_type, NC_CL_UNLINK);
+	CU_ASSERT_EQUAL(mds_ns_changelog_clear(t_ns, UINT64_MAX - 1, &cleared), 0);
+	CU_ASSERT_EQUAL(cleared, 6);
+	CU_ASSERT_EQUAL(t_changelog(0, r, 64, &last), 0);
+	CU_ASSERT_EQUAL(last, 9);
+	free(r);
+}
+
 int main(void)
 {
 	static const struct {
@@ -1366,6 +1466,7 @@ int main(void)
 		{ "statfs", test_statfs },
 		{ "corrupt records", test_corrupt },
 		{ "concurrent creates", test_concurrent_create },
+		{ "changelog", test_changelog },
 	};
 	unsigned int failures;
 	CU_pSuite suite;

@@ -356,7 +356,9 @@ int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 /** Reads up to @len bytes at @off; returns bytes read (0 at end of file).
  * Holes read as zeros. */
 ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off);
-/** Writes @len bytes at @off (at the end with O_APPEND); returns @len. */
+/** Writes @len bytes at @off (at the end with O_APPEND); returns the bytes
+ * written: @len, or 64 MiB when @len is larger (a short write, as write(2)
+ * may make: callers loop). */
 ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off);
 /** Makes written data durable on the OSTs and the size on the MDS. */
 int nacre_fsync(struct nacre_file *f);

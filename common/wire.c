@@ -390,7 +390,13 @@ void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
 		if (l->l_flags & NC_LAYOUT_PACK)
 			nc_xdr_u32(x, &l->l_pack_max);
+		if (l->l_flags & NC_LAYOUT_POOL)
+			nc_xdr_str(x, l->l_pool, NC_POOL_NAME_MAX);
 		return; /* templates hold no shards */
+	}
+	if (l->l_flags & NC_LAYOUT_POOL) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return; /* a pool is a template's business */
 	}
 	if (l->l_flags & NC_LAYOUT_PACKED) {
 		nc_xdr_u64(x, &l->l_pack_id);
@@ -834,4 +840,52 @@ void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m)
 	nc_xdr_u32(x, &m->ss_shard);
 	nc_xdr_u32(x, &m->ss_set);
 	nc_xdr_u32(x, &m->ss_clear);
+}
+
+void nc_wire_ost_admin_req(struct nc_xdr *x, struct nc_ost_admin_req *m)
+{
+	nc_xdr_cred(x, &m->oa_cred);
+	nc_xdr_u32(x, &m->oa_index);
+	nc_xdr_u32(x, &m->oa_op);
+}
+
+/* A count of OST indexes followed by them, at most NC_MAX_OSTS. */
+static void nc_xdr_ost_indexes(struct nc_xdr *x, uint32_t *count, uint32_t *idx)
+{
+	nc_xdr_u32(x, count);
+	if (x->x_err)
+		return;
+	if (*count > NC_MAX_OSTS) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
+		return;
+	}
+	for (uint32_t i = 0; i < *count; i++)
+		nc_xdr_u32(x, &idx[i]);
+}
+
+void nc_wire_pool_req(struct nc_xdr *x, struct nc_pool_req *m)
+{
+	nc_xdr_cred(x, &m->pr_cred);
+	nc_xdr_u32(x, &m->pr_op);
+	nc_xdr_str(x, m->pr_name, NC_POOL_NAME_MAX);
+	nc_xdr_ost_indexes(x, &m->pr_count, m->pr_osts);
+}
+
+void nc_wire_pool_info(struct nc_xdr *x, struct nc_pool_info *m)
+{
+	nc_xdr_str(x, m->pi_name, NC_POOL_NAME_MAX);
+	nc_xdr_ost_indexes(x, &m->pi_count, m->pi_osts);
+}
+
+void nc_wire_pool_list_rep(struct nc_xdr *x, struct nc_pool_list_rep *m)
+{
+	nc_xdr_u32(x, &m->pl_count);
+	if (x->x_err)
+		return;
+	if (m->pl_count > NC_POOLS_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pl_count; i++)
+		nc_wire_pool_info(x, &m->pl_pools[i]);
 }

@@ -22,6 +22,11 @@
  *   1.0  first protocol.
  *   1.1  erasure coding: SHARD_STATE, OBJ_LOCK, OBJ_UNLOCK, OBJ_VERIFY;
  *        OST_REGISTER may carry NC_OSTREG_REPLACE in o_state's high bits.
+ *   1.3  OST administration: OST_ADMIN (activate, deactivate), POOL and
+ *        POOL_LIST (OST pools); OST_LIST replies carry NC_OST_INACTIVE in
+ *        o_state's high bits; a layout template with NC_LAYOUT_POOL ends
+ *        with the pool name (after l_pack_max when NC_LAYOUT_PACK is set).
+ *        The changelog: CHANGELOG_READ and CHANGELOG_CLEAR (root only).
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -33,7 +38,7 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 2
+#define NC_PROTO_MINOR 3
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -103,6 +108,9 @@ struct nc_msg_hdr {
 	X(OBJ_LOCK, 58, 0)              \
 	X(OBJ_UNLOCK, 59, 1)            \
 	X(OBJ_VERIFY, 60, 1)            \
+	X(OST_ADMIN, 61, 1)             \
+	X(POOL, 62, 0)                  \
+	X(POOL_LIST, 63, 1)             \
 	X(CHANGELOG_READ, 90, 1)        \
 	X(CHANGELOG_CLEAR, 91, 1)
 
@@ -568,6 +576,43 @@ struct nc_shard_req {
  * empty one (new uuid), and the MDS accepts the new uuid for the index. */
 #define NC_OSTREG_REPLACE 0x100u
 
+/* OST_ADMIN: an administrator (uid 0) changes how the MDS uses OST
+ * oa_index.  A deactivated OST still serves the objects it holds but gets
+ * no new ones; the state is kept on the MDT.  Empty reply. */
+struct nc_ost_admin_req {
+	struct nc_cred oa_cred;
+	uint32_t oa_index;
+	uint32_t oa_op;         /* NC_OSTADM_* */
+};
+#define NC_OSTADM_ACTIVATE 1u
+#define NC_OSTADM_DEACTIVATE 2u
+
+/* POOL (changes, uid 0; empty reply) and POOL_LIST (pr_name "": every
+ * pool; the reply is an nc_pool_list_rep) requests. */
+struct nc_pool_req {
+	struct nc_cred pr_cred;
+	uint32_t pr_op;         /* NC_POOLOP_*; POOL_LIST: 0 */
+	char pr_name[NC_POOL_NAME_MAX + 1];
+	uint32_t pr_count;      /* ADD, REMOVE: OST indexes in pr_osts */
+	uint32_t pr_osts[NC_MAX_OSTS];
+};
+#define NC_POOLOP_CREATE 1u
+#define NC_POOLOP_DESTROY 2u
+#define NC_POOLOP_ADD 3u
+#define NC_POOLOP_REMOVE 4u
+
+/* One pool: its name and member OST indexes in increasing order. */
+struct nc_pool_info {
+	char pi_name[NC_POOL_NAME_MAX + 1];
+	uint32_t pi_count;
+	uint32_t pi_osts[NC_MAX_OSTS];
+};
+
+struct nc_pool_list_rep {
+	uint32_t pl_count;
+	struct nc_pool_info pl_pools[NC_POOLS_MAX];
+};
+
 /* OBJ_READ (bytes returned in bulk; short when the object ends), OBJ_STAT. */
 struct nc_obj_rep {
 	uint64_t op_size;       /* OBJ_STAT: object size; READ: bytes read */
@@ -610,5 +655,9 @@ void nc_wire_obj_req(struct nc_xdr *x, struct nc_obj_req *m);
 void nc_wire_obj_rep(struct nc_xdr *x, struct nc_obj_rep *m);
 void nc_wire_verify_rep(struct nc_xdr *x, struct nc_verify_rep *m);
 void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m);
+void nc_wire_ost_admin_req(struct nc_xdr *x, struct nc_ost_admin_req *m);
+void nc_wire_pool_req(struct nc_xdr *x, struct nc_pool_req *m);
+void nc_wire_pool_info(struct nc_xdr *x, struct nc_pool_info *m);
+void nc_wire_pool_list_rep(struct nc_xdr *x, struct nc_pool_list_rep *m);
 
 #endif

@@ -106,10 +106,12 @@ void cl_layout_to_public(const struct nc_layout *l, struct nacre_layout *out)
 	out->k = l->l_k;
 	out->m = l->l_m;
 	out->first_ost = l->l_first_ost;
-	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED);
+	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED | NACRE_LAYOUT_POOL);
 	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
 		if (l->l_flags & NC_LAYOUT_PACK)
 			out->pack_max = l->l_pack_max;
+		if (l->l_flags & NC_LAYOUT_POOL)
+			memcpy(out->pool, l->l_pool, sizeof(out->pool));
 		return;
 	}
 	if (l->l_flags & NC_LAYOUT_PACKED) {
@@ -139,6 +141,10 @@ void cl_layout_from_public(const struct nacre_layout *in, struct nc_layout *l)
 		l->l_flags |= NC_LAYOUT_PACK;
 		l->l_pack_max = in->pack_max;
 	}
+	if (in->flags & NACRE_LAYOUT_POOL) {
+		l->l_flags |= NC_LAYOUT_POOL;
+		snprintf(l->l_pool, sizeof(l->l_pool), "%s", in->pool);
+	}
 }
 
 /* ---- OSTs ---- */
@@ -167,7 +173,7 @@ int cl_ost_refresh(struct nacre_fs *fs)
 			continue;
 		co = &fs->fs_osts[o->o_index];
 		co->co_known = true;
-		co->co_up = o->o_state == NC_OST_UP;
+		co->co_up = (o->o_state & NC_OST_STATE_MASK) == NC_OST_UP;
 		co->co_info = *o;
 	}
 	pthread_mutex_unlock(&fs->fs_lock);
@@ -405,6 +411,7 @@ NACRE_API int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsig
 		uuid_unparse_lower(co->co_info.o_uuid, list[n].uuid);
 		snprintf(list[n].addr, sizeof(list[n].addr), "%s", co->co_info.o_addr);
 		list[n].transport = co->co_conn ? nc_cconn_xprt_name(co->co_conn) : NULL;
+		list[n].active = !(co->co_info.o_state & NC_OST_INACTIVE);
 		n++;
 	}
 	pthread_mutex_unlock(&fs->fs_lock);

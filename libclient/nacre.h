@@ -39,6 +39,8 @@ extern "C" {
 #define NACRE_MAX_GROUPS 32
 #define NACRE_ADDR_MAX 127
 #define NACRE_FSNAME_MAX 31
+#define NACRE_POOL_NAME_MAX 15
+#define NACRE_MAX_OSTS 256
 
 struct nacre_fs;
 struct nacre_file;
@@ -92,6 +94,9 @@ struct nacre_layout {
 		uint32_t ost;
 		uint32_t flags; /**< NACRE_SHARD_* */
 	} shards[NACRE_MAX_STRIPES];
+	/** Template with NACRE_LAYOUT_POOL: new files use only the active OSTs
+	 * of this OST pool (see nacre_pool_create()). */
+	char pool[NACRE_POOL_NAME_MAX + 1];
 };
 #define NACRE_OST_ANY UINT32_MAX
 /** Template: files created below (and in new subdirectories) are packed
@@ -100,6 +105,8 @@ struct nacre_layout {
 /** File: its bytes are the extent (pack_id, pack_off, pack_len) of a pack,
  * whose layout is the rest of the structure. */
 #define NACRE_LAYOUT_PACKED 0x4u
+/** Template: pool names the OST pool of new files. */
+#define NACRE_LAYOUT_POOL 0x8u
 #define NACRE_PACK_MAX_DEFAULT (1024u * 1024)
 /** The objects of pack N are those of FID (NACRE_PACK_FID_SEQ, N). */
 #define NACRE_PACK_FID_SEQ 2
@@ -130,6 +137,15 @@ struct nacre_ost {
 	char addr[NACRE_ADDR_MAX + 1];
 	const char *transport;  /**< "rdma", "tcp": of this client's connection
 				 *   to it now; NULL when not connected */
+	bool active;            /**< false: deactivated by an administrator, it
+				 *   gets no new objects (nacre_ost_set_active()) */
+};
+
+/** One OST pool (nacre_pool_list()). */
+struct nacre_pool {
+	char name[NACRE_POOL_NAME_MAX + 1];
+	unsigned int count;                     /**< entries in osts[] */
+	uint32_t osts[NACRE_MAX_OSTS];          /**< member OST indexes, increasing */
 };
 
 struct nacre_dirent {
@@ -232,6 +248,39 @@ const char *nacre_ost_transport(struct nacre_fs *fs, uint32_t index);
  * @param osts receives a malloc'd array of *count entries; free() it.
  */
 int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsigned int *count);
+/**
+ * Activates or deactivates OST @index.  A deactivated OST keeps serving the
+ * objects it holds, but the MDS places no new objects (file layouts, packs)
+ * on it.  The state survives restarts.  The caller must be uid 0 (-EPERM);
+ * -ENODEV when no OST has that index.
+ */
+int nacre_ost_set_active(struct nacre_fs *fs, uint32_t index, bool active);
+
+/* ---- OST pools ---- */
+
+/** True for a valid pool name: 1 to NACRE_POOL_NAME_MAX of [A-Za-z0-9_.-]. */
+bool nacre_pool_name_is_valid(const char *name);
+/**
+ * Changes to OST pools, kept by the MDS; the caller must be uid 0
+ * (-EPERM), the name valid (-EINVAL).  create: -EEXIST when it exists,
+ * -ENOSPC beyond 64 pools.  destroy: -ENOENT; -ENOTEMPTY while it has
+ * OSTs.  add: each index must be a registered OST (-ENODEV) not in the
+ * pool yet (-EEXIST); remove: each index must be in the pool (-ENOENT).
+ * Nothing changes when an add or remove fails.
+ */
+int nacre_pool_create(struct nacre_fs *fs, const char *name);
+int nacre_pool_destroy(struct nacre_fs *fs, const char *name);
+int nacre_pool_add(struct nacre_fs *fs, const char *name, const uint32_t *osts,
+		   unsigned int n);
+int nacre_pool_remove(struct nacre_fs *fs, const char *name, const uint32_t *osts,
+		      unsigned int n);
+/**
+ * The pool @name (-ENOENT when there is none), or every pool when @name is
+ * NULL or "", in name order.
+ * @param pools receives a malloc'd array of *count entries; free() it.
+ */
+int nacre_pool_list(struct nacre_fs *fs, const char *name, struct nacre_pool **pools,
+		    unsigned int *count);
 
 /** Counters of one connection's readahead, since nacre_connect(). */
 struct nacre_io_stats {

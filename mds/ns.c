@@ -638,7 +638,7 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)
 			return rc;
-		rc = ns_layout_alloc(ns, &dflt,
+		rc = ns_layout_alloc(ns, txn, &dflt,
 				     p->in_has_tmpl ? &p->in_layout : NULL,
 				     osts, &in->in_layout);
 		if (rc)

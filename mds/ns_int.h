@@ -14,10 +14,13 @@
  *   DIRENTS    parent fid + name -> child fid, S_IFMT bits, cookie
  *   DIRCOOKIES parent fid + cookie (BE) -> child fid, S_IFMT bits, name
  *   XATTRS     fid + name -> value bytes
- *   OSTS       index (BE u32) -> uuid, address
+ *   OSTS       index (BE u32) -> uuid, address [, flags: NC_OST_INACTIVE;
+ *              absent when clear and in records from before it]
  *   DESTROY    id (BE u64) -> fid, layout
  *   PACKS      id (BE u64) -> pack record (see ns_pack.c)
  *   PACKFILES  pack id (BE u64) + fid -> nothing
+ *   POOLS      pool name -> count, OST indexes (see ns_pool.c)
+ * A template with NC_LAYOUT_POOL ends with the pool name (after pack_max).
  * A packed regular file's layout holds only NC_LAYOUT_PACKED and its extent.
  *
  * Each public function runs in one transaction of its own; writers are
@@ -141,10 +144,9 @@ int ns_changelog_add(struct mds_ns *ns, struct mds_txn *txn, uint32_t type,
 		     const struct nc_fid *sparent, const char *sname);
 
 /* mds/ns_layout.c: layout merging and OST choice. */
-int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
-		    const struct nc_layout *tmpl,
-		    const struct mds_ost_set *osts,
-		    struct nc_layout *out);
+int ns_layout_alloc(struct mds_ns *ns, struct mds_txn *txn,
+		    const struct nc_layout *dflt, const struct nc_layout *tmpl,
+		    const struct mds_ost_set *osts, struct nc_layout *out);
 void ns_layout_out(const struct ns_inode *in, struct nc_layout *l);
 /* Marks stale every shard of an erasure-coded @l on OST @idx (its disk was
  * replaced); true when something changed (l_gen is bumped then). */
@@ -152,6 +154,13 @@ bool ns_layout_stale_ost(struct nc_layout *l, uint32_t idx);
 /* Sets and clears NC_SHARD_* bits of shard @shard (in range); true when
  * something changed (l_gen is bumped then). */
 bool ns_layout_shard_flags(struct nc_layout *l, uint32_t shard, uint32_t set, uint32_t clear);
+
+/* mds/ns_pool.c: 0 when the pool @name exists (-ENOENT when not); @out
+ * gets the OSTs of @in that are in the pool @name (all of @in when the
+ * pool no longer exists). */
+int ns_pool_exists(struct mds_txn *txn, const char *name);
+int ns_pool_filter(struct mds_txn *txn, const char *name, const struct mds_ost_set *in,
+		   struct mds_ost_set *out);
 
 /* mds/ns_xattr.c: xattrs. */
 int ns_xattrs_free(struct mds_txn *txn, const struct nc_fid *fid);

@@ -687,6 +687,75 @@ out:
 	return rc;
 }
 
+static int op_ost_admin(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_ost_admin_req m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_ost_admin_req, &m);
+
+	if (!rc)
+		rc = mds_server_ost_admin(mds, &m.oa_cred, m.oa_index, m.oa_op);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
+}
+
+static int pool_change(struct mds_server *mds, const struct nc_pool_req *m)
+{
+	struct mds_ns *ns = mds_server_ns(mds);
+	uint32_t bad = 0;
+	int rc;
+
+	switch (m->pr_op) {
+	case NC_POOLOP_CREATE:
+		return mds_ns_pool_create(ns, &m->pr_cred, m->pr_name);
+	case NC_POOLOP_DESTROY:
+		return mds_ns_pool_destroy(ns, &m->pr_cred, m->pr_name);
+	case NC_POOLOP_ADD:
+		rc = mds_ns_pool_add(ns, &m->pr_cred, m->pr_name, m->pr_osts, m->pr_count, &bad);
+		break;
+	case NC_POOLOP_REMOVE:
+		rc = mds_ns_pool_remove(ns, &m->pr_cred, m->pr_name, m->pr_osts, m->pr_count,
+					&bad);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rc && rc != -EPERM)
+		nc_debug("mds", "pool %s: OST %u: %s", m->pr_name, bad, nc_strerror(rc));
+	return rc;
+}
+
+static int op_pool(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pool_req *m = malloc(sizeof(*m));
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pool_req, m);
+	if (!rc)
+		rc = pool_change(mds, m);
+	if (!rc)
+		nc_info("mds", "OST pool %s changed (op %u)", m->pr_name, m->pr_op);
+	free(m);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
+}
+
+static int op_pool_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pool_req *m = malloc(sizeof(*m));
+	struct nc_pool_list_rep *rep = malloc(sizeof(*rep));
+	int rc = -ENOMEM;
+
+	if (m && rep)
+		rc = decode(req, in, (nc_xdr_fn)nc_wire_pool_req, m);
+	if (!rc)
+		rc = mds_ns_pool_list(mds_server_ns(mds), m->pr_name, rep);
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_pool_list_rep, rep);
+	free(rep);
+	free(m);
+	return rc;
+}
+
 static mds_op_fn op_table(uint16_t opcode)
 {
 	switch (opcode) {
@@ -720,6 +789,9 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_CHANGELOG_CLEAR: return op_changelog_clear;
 	case NC_OP_PACK_FILES: return op_pack_files;
 	case NC_OP_LOOKUP_MANY: return op_lookup_many;
+	case NC_OP_OST_ADMIN: return op_ost_admin;
+	case NC_OP_POOL: return op_pool;
+	case NC_OP_POOL_LIST: return op_pool_list;
 	default: return NULL;
 	}
 }
@@ -743,6 +815,8 @@ bool mds_op_is_write(uint16_t opcode)
 	case NC_OP_PACK_COMMIT:
 	case NC_OP_PACK_SWITCH:
 	case NC_OP_CHANGELOG_CLEAR:
+	case NC_OP_OST_ADMIN:
+	case NC_OP_POOL:
 		return true;
 	default:
 		return false;

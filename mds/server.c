@@ -31,7 +31,7 @@ struct mds_ost_live {
 	bool ol_known;
 	bool ol_up;
 	uint64_t ol_conn;       /* connection that registered it */
-	struct nc_ost_info ol_info;
+	struct nc_ost_info ol_info;     /* o_state: only NC_OST_INACTIVE */
 };
 
 /* Connections from the MDS to OSSes, for destroys. */
@@ -85,9 +85,11 @@ void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
 	set->os_ndown = 0;
 	pthread_mutex_lock(&mds->ms_ost_lock);
 	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
-		if (!mds->ms_osts[i].ol_known)
+		const struct mds_ost_live *ol = &mds->ms_osts[i];
+
+		if (!ol->ol_known || !mds_ost_is_eligible(&ol->ol_info))
 			continue;
-		if (mds->ms_osts[i].ol_up)
+		if (ol->ol_up)
 			set->os_index[set->os_count++] = i;
 		else
 			set->os_down[set->os_ndown++] = i;
@@ -103,7 +105,9 @@ void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep)
 		if (!mds->ms_osts[i].ol_known)
 			continue;
 		rep->ol_osts[rep->ol_count] = mds->ms_osts[i].ol_info;
-		rep->ol_osts[rep->ol_count].o_state = mds->ms_osts[i].ol_up ? NC_OST_UP : NC_OST_DOWN;
+		rep->ol_osts[rep->ol_count].o_state =
+			(mds->ms_osts[i].ol_up ? NC_OST_UP : NC_OST_DOWN) |
+			(mds->ms_osts[i].ol_info.o_state & NC_OST_INACTIVE);
 		rep->ol_count++;
 	}
 	pthread_mutex_unlock(&mds->ms_ost_lock);
@@ -113,6 +117,7 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 			    uint64_t conn_id)
 {
 	struct mds_ost_live *ol;
+	uint32_t flags;
 	int rc;
 
 	if (ost->o_index >= NC_MAX_OSTS)
@@ -134,15 +139,42 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 	}
 	pthread_mutex_lock(&mds->ms_ost_lock);
 	ol = &mds->ms_osts[ost->o_index];
+	flags = ol->ol_known ? ol->ol_info.o_state & NC_OST_INACTIVE : 0;
 	ol->ol_known = true;
 	ol->ol_info = *ost;
-	ol->ol_info.o_state = NC_OST_UP;
+	ol->ol_info.o_state = flags;     /* the administrator's, kept */
 	if (!ol->ol_up)
 		nc_info("mds", "OST %u is up at %s", ost->o_index, ost->o_addr);
 	ol->ol_up = true;
 	ol->ol_conn = conn_id;
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 	mds_server_kick_destroy(mds);
+	return 0;
+}
+
+int mds_server_ost_admin(struct mds_server *mds, const struct nc_cred *cred, uint32_t idx,
+			 uint32_t op)
+{
+	bool active;
+	int rc;
+
+	if (op == NC_OSTADM_ACTIVATE)
+		active = true;
+	else if (op == NC_OSTADM_DEACTIVATE)
+		active = false;
+	else
+		return -EINVAL;
+	rc = mds_ns_ost_set_active(mds->ms_ns, cred, idx, active);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	if (active)
+		mds->ms_osts[idx].ol_info.o_state &= ~NC_OST_INACTIVE;
+	else
+		mds->ms_osts[idx].ol_info.o_state |= NC_OST_INACTIVE;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	nc_info("mds", "OST %u %s: it %s new objects", idx,
+		active ? "activated" : "deactivated", active ? "gets" : "gets no");
 	return 0;
 }
 
@@ -178,6 +210,7 @@ static int load_osts(struct mds_server *mds)
 			continue;
 		mds->ms_osts[list[i].o_index].ol_known = true;
 		mds->ms_osts[list[i].o_index].ol_info = list[i];
+		mds->ms_osts[list[i].o_index].ol_info.o_state &= NC_OST_INACTIVE;
 	}
 	free(list);
 	return rc;

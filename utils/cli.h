@@ -77,6 +77,9 @@ int cmd_df(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_getstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_osts(struct cli_ctx *ctx, int argc, char **argv);
+/* `nacre osts activate|deactivate INDEX [PATH]` (cmd_osts.c). */
+int cmd_osts_admin(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_pool(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_pack(struct cli_ctx *ctx, int argc, char **argv);
 /* `nacre pack [convert]` (cmd_pack_convert.c), dispatched by cmd_pack(). */
 int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv);
@@ -279,6 +282,16 @@ typedef int (*cli_target_fn)(struct cli_ctx *ctx, struct cli_target *t,
 			     struct cli_json *js, bool many, void *arg);
 int cli_targets_report(struct cli_ctx *ctx, const char *path, cli_target_fn fn,
 		       void *arg);
+
+/*
+ * The one filesystem a change applies to: that of @path, of --mds, or the
+ * only nacre mount (a usage error when several are mounted).  Reports
+ * failures; 0 when @t is filled, else the exit status.
+ */
+int cli_target_one(struct cli_ctx *ctx, const char *path, struct cli_target *t);
+
+/* An OST index, 0 to NACRE_MAX_OSTS - 1: 0, or CLI_EXIT_USAGE (reported). */
+int cli_parse_ost_index(const struct cli_ctx *ctx, const char *s, uint32_t *idx);
 
 /* The mount point in @mounts_file holding @path (longest prefix of its
  * real path); @path itself when none matches. */

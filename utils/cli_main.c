@@ -33,13 +33,14 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_usage = "[--json] PATH...",
 		.cc_help =
 			"  --json                one JSON object per PATH\n"
-			"A directory shows the default layout its new files get.\n",
+			"A directory shows the default layout its new files get, with its OST\n"
+			"pool when it names one (\"pool\" in JSON, null when none).\n",
 	},
 	{
 		.cc_name = "setstripe",
 		.cc_fn = cmd_setstripe,
 		.cc_summary = "set a directory's default layout or create a file with a layout",
-		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none]\n"
+		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [-p POOL | --no-pool]\n"
 			"       [--pack [--pack-max SIZE] | --no-pack] [--json] PATH",
 		.cc_help =
 			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
@@ -53,6 +54,9 @@ static const struct cli_cmd cli_cmds[] = {
 			"  --pack-max SIZE          with --pack: the largest file kept packed,\n"
 			"                           K/M suffixes, 1 byte to 64M (default 1M)\n"
 			"  --no-pack                new files of the directory are not packed\n"
+			"  -p, --pool POOL          new files use only the active OSTs of OST pool\n"
+			"                           POOL (see nacre pool); -p '' clears it\n"
+			"  --no-pool                clear the directory's pool\n"
 			"  --json                   print the resulting layout\n"
 			"PATH may be a directory, an empty file, or a new file to create.\n"
 			"Fields not given keep their value; packing stays as it was unless\n"
@@ -87,11 +91,37 @@ static const struct cli_cmd cli_cmds[] = {
 	{
 		.cc_name = "osts",
 		.cc_fn = cmd_osts,
-		.cc_summary = "list the OSTs of a filesystem",
-		.cc_usage = "[--json] [PATH]",
+		.cc_summary = "list the OSTs of a filesystem, activate or deactivate one",
+		.cc_usage = "[--json] [PATH]\n"
+			"       nacre osts activate|deactivate [--json] INDEX [PATH]",
 		.cc_help =
-			"  --json                a JSON array of OSTs\n"
-			"Without PATH every mounted nacre filesystem is shown.\n",
+			"  --json                a JSON array of OSTs (state up or down, active\n"
+			"                        true or false)\n"
+			"  activate INDEX        new files and packs may use OST INDEX again\n"
+			"  deactivate INDEX      no new objects on OST INDEX; its existing\n"
+			"                        objects are still read and written (root only;\n"
+			"                        kept across restarts)\n"
+			"Without PATH every mounted nacre filesystem is listed; activate and\n"
+			"deactivate need PATH (or --mds) when several are mounted.  A directory\n"
+			"named activate or deactivate is reached as ./NAME.\n",
+	},
+	{
+		.cc_name = "pool",
+		.cc_fn = cmd_pool,
+		.cc_summary = "manage OST pools (named sets of OSTs for setstripe -p)",
+		.cc_usage = "create|destroy [--json] NAME [PATH]\n"
+			"       nacre pool add|remove [--json] NAME INDEX... [PATH]\n"
+			"       nacre pool list [--json] [NAME] [PATH]",
+		.cc_help =
+			"  create NAME           a new, empty pool (NAME: 1 to 15 of A-Z a-z\n"
+			"                        0-9 _ . -; at most 64 pools)\n"
+			"  destroy NAME          remove an empty pool\n"
+			"  add NAME INDEX...     add OSTs to the pool\n"
+			"  remove NAME INDEX...  take OSTs out of the pool\n"
+			"  list [NAME]           the pools and their OSTs\n"
+			"  --json                JSON output\n"
+			"Changes need root.  Without PATH: the only mounted nacre filesystem.\n"
+			"See nacre pool SUBCOMMAND --help.\n",
 	},
 	{
 		.cc_name = "rebuild",

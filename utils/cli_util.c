@@ -781,6 +781,35 @@ int cli_targets_collect(struct cli_ctx *ctx, const char *path,
 	return rc;
 }
 
+int cli_target_one(struct cli_ctx *ctx, const char *path, struct cli_target *t)
+{
+	struct cli_target *targets;
+	int n, status;
+
+	status = cli_targets_collect(ctx, path, &targets, &n);
+	if (n == 0)
+		return status;
+	/* A change to one filesystem never guesses between several. */
+	if (n > 1) {
+		free(targets);
+		return cli_usage_err(ctx, "%d nacre filesystems are mounted; name one with PATH",
+				     n);
+	}
+	*t = targets[0];
+	free(targets);
+	return status;
+}
+
+int cli_parse_ost_index(const struct cli_ctx *ctx, const char *s, uint32_t *idx)
+{
+	long v;
+
+	if (cli_parse_long(s, &v) || v < 0 || v >= NACRE_MAX_OSTS)
+		return cli_usage_err(ctx, "bad OST index '%s' (0 to %d)", s, NACRE_MAX_OSTS - 1);
+	*idx = (uint32_t)v;
+	return 0;
+}
+
 int cli_targets_report(struct cli_ctx *ctx, const char *path, cli_target_fn fn,
 		       void *arg)
 {

@@ -148,6 +148,8 @@ static bool layout_eq(const struct nc_layout *a, const struct nc_layout *b)
 	FEQ(a, b, l_flags);
 	FEQ(a, b, l_first_ost);
 	FEQ(a, b, l_gen);
+	if ((a->l_flags & NC_LAYOUT_TEMPLATE) && (a->l_flags & NC_LAYOUT_POOL))
+		FSTREQ(a, b, l_pool);
 	if (a->l_flags & NC_LAYOUT_TEMPLATE)
 		return true; /* a template carries no shards */
 	for (uint32_t i = 0; i < a->l_stripe_count && i < NC_MAX_STRIPES; i++) {
@@ -592,6 +594,17 @@ static void fill_layout_msg_template(void *p)
 	m->sl_layout.l_gen = 0;
 }
 
+/* A directory default with packing and an OST pool: 8 OSTs of "fast". */
+static void fill_layout_msg_pool(void *p)
+{
+	struct nc_layout_msg *m = p;
+
+	fill_layout_msg_template(p);
+	m->sl_layout.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_POOL;
+	m->sl_layout.l_pack_max = 65536;
+	strcpy(m->sl_layout.l_pool, "fast");
+}
+
 static bool eq_layout_msg(const void *pa, const void *pb)
 {
 	const struct nc_layout_msg *a = pa, *b = pb;
@@ -730,6 +743,78 @@ static bool eq_shard_req(const void *pa, const void *pb)
 	return true;
 }
 
+static void fill_ost_admin_req(void *p)
+{
+	struct nc_ost_admin_req *m = p;
+
+	m->oa_cred = ex_cred;
+	m->oa_index = 7;
+	m->oa_op = NC_OSTADM_DEACTIVATE;
+}
+
+static bool eq_ost_admin_req(const void *pa, const void *pb)
+{
+	const struct nc_ost_admin_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, oa_cred);
+	FEQ(a, b, oa_index);
+	FEQ(a, b, oa_op);
+	return true;
+}
+
+static void fill_pool_req(void *p)
+{
+	struct nc_pool_req *m = p;
+
+	m->pr_cred = ex_cred;
+	m->pr_op = NC_POOLOP_ADD;
+	strcpy(m->pr_name, "ssd.pool-1");
+	m->pr_count = 3;
+	m->pr_osts[0] = 1;
+	m->pr_osts[1] = 4;
+	m->pr_osts[2] = 255;
+}
+
+static bool eq_pool_req(const void *pa, const void *pb)
+{
+	const struct nc_pool_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, pr_cred);
+	FEQ(a, b, pr_op);
+	FSTREQ(a, b, pr_name);
+	FEQ(a, b, pr_count);
+	for (uint32_t i = 0; i < a->pr_count && i < NC_MAX_OSTS; i++)
+		FEQ(a, b, pr_osts[i]);
+	return true;
+}
+
+static void fill_pool_list_rep(void *p)
+{
+	struct nc_pool_list_rep *m = p;
+
+	m->pl_count = 2;
+	strcpy(m->pl_pools[0].pi_name, "fast");
+	m->pl_pools[0].pi_count = 2;
+	m->pl_pools[0].pi_osts[0] = 0;
+	m->pl_pools[0].pi_osts[1] = 2;
+	strcpy(m->pl_pools[1].pi_name, "empty");
+	m->pl_pools[1].pi_count = 0;
+}
+
+static bool eq_pool_list_rep(const void *pa, const void *pb)
+{
+	const struct nc_pool_list_rep *a = pa, *b = pb;
+
+	FEQ(a, b, pl_count);
+	for (uint32_t i = 0; i < a->pl_count && i < NC_POOLS_MAX; i++) {
+		FSTREQ(a, b, pl_pools[i].pi_name);
+		FEQ(a, b, pl_pools[i].pi_count);
+		for (uint32_t j = 0; j < a->pl_pools[i].pi_count && j < NC_MAX_OSTS; j++)
+			FEQ(a, b, pl_pools[i].pi_osts[j]);
+	}
+	return true;
+}
+
 static void fill_verify_rep(void *p)
 {
 	struct nc_verify_rep *m = p;
@@ -852,6 +937,9 @@ CODEC(shard_req, struct nc_shard_req)
 CODEC(verify_rep, struct nc_verify_rep)
 CODEC(changelog_req, struct nc_changelog_req)
 CODEC(changelog_rep, struct nc_changelog_rep)
+CODEC(ost_admin_req, struct nc_ost_admin_req)
+CODEC(pool_req, struct nc_pool_req)
+CODEC(pool_list_rep, struct nc_pool_list_rep)
 #undef CODEC
 
 #define SHAPE(name, type) \
@@ -886,6 +974,11 @@ static const struct shape shapes[] = {
 	SHAPE(verify_rep, struct nc_verify_rep),
 	SHAPE(changelog_req, struct nc_changelog_req),
 	SHAPE(changelog_rep, struct nc_changelog_rep),
+	{ "layout_msg_pool", sizeof(struct nc_layout_msg), fill_layout_msg_pool,
+	  codec_layout_msg, eq_layout_msg, NULL, NULL },
+	SHAPE(ost_admin_req, struct nc_ost_admin_req),
+	SHAPE(pool_req, struct nc_pool_req),
+	SHAPE(pool_list_rep, struct nc_pool_list_rep),
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -1968,6 +2061,52 @@ static void test_opcodes(void)
 	CU_ASSERT_EQUAL(NC_OP_READDIR, 27);
 	CU_ASSERT_EQUAL(NC_OP_OBJ_READ, 50);
 	CU_ASSERT_EQUAL(NC_OP_OST_STATFS, 57);
+	CU_ASSERT_EQUAL(NC_OP_OST_ADMIN, 61);
+	CU_ASSERT_EQUAL(NC_OP_POOL, 62);
+	CU_ASSERT_EQUAL(NC_OP_POOL_LIST, 63);
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_POOL_LIST), "POOL_LIST");
+	CU_ASSERT_FALSE(nc_op_is_idempotent(NC_OP_POOL));
+}
+
+/* A pool name travels only in templates; more indexes than NC_MAX_OSTS
+ * are refused both ways. */
+static void test_admin_limits(void)
+{
+	struct nc_layout_msg lm = { 0 };
+	struct nc_pool_req *pr = calloc(1, sizeof(*pr));
+	uint8_t buf[8192];
+	struct nc_xdr x;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
+	lm.sl_layout.l_flags = NC_LAYOUT_POOL;
+	strcpy(lm.sl_layout.l_pool, "p");
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_layout_msg(&x, &lm);
+	CU_ASSERT_EQUAL(x.x_err, -EINVAL);
+
+	pr->pr_count = NC_MAX_OSTS + 1;
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_pool_req(&x, pr);
+	CU_ASSERT_EQUAL(x.x_err, -EOVERFLOW);
+	/* The same count on the wire, decoded. */
+	pr->pr_count = 0;
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_pool_req(&x, pr);
+	CU_ASSERT_EQUAL_FATAL(x.x_err, 0);
+	buf[x.x_pos - 4] = (NC_MAX_OSTS + 1) & 0xff;
+	buf[x.x_pos - 3] = (NC_MAX_OSTS + 1) >> 8;
+	nc_xdr_init_decode(&x, buf, x.x_pos);
+	nc_wire_pool_req(&x, pr);
+	CU_ASSERT_EQUAL(x.x_err, -NC_E_PROTO);
+	free(pr);
+
+	CU_ASSERT_TRUE(nc_pool_name_is_valid("a"));
+	CU_ASSERT_TRUE(nc_pool_name_is_valid("ssd.pool-1_X"));
+	CU_ASSERT_TRUE(nc_pool_name_is_valid("123456789012345"));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid("1234567890123456"));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid(""));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid("a b"));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid("a/b"));
 }
 
 /* ---- addresses, FIDs, sizes, error strings ---- */
@@ -2386,6 +2525,7 @@ int main(void)
 	    !CU_add_test(suite, "encode limits", test_encode_limits) ||
 	    !CU_add_test(suite, "status mapping", test_status_map) ||
 	    !CU_add_test(suite, "opcode table", test_opcodes) ||
+	    !CU_add_test(suite, "OST admin and pool limits", test_admin_limits) ||
 	    !CU_add_test(suite, "addresses", test_addr) ||
 	    !CU_add_test(suite, "fid strings", test_fid_str) ||
 	    !CU_add_test(suite, "sizes", test_parse_size) ||

@@ -1996,6 +1996,109 @@ static void test_changelog(void)
 	free(r);
 }
 
+/* OST administration and pools through libnacre: root only, names checked,
+ * a deactivated OST left out of new files, a directory's pool obeyed. */
+static bool layout_only_on(const struct nacre_layout *l, uint32_t a, uint32_t b)
+{
+	for (uint32_t i = 0; i < l->shard_count; i++)
+		if (l->shards[i].ost != a && l->shards[i].ost != b)
+			return false;
+	return l->shard_count > 0;
+}
+
+static void test_ost_admin_pools(void)
+{
+	struct nacre_cred rootc = { .uid = 0, .gid = 0 };
+	struct nacre_cred user = { .uid = 4400, .gid = 4400 };
+	struct nacre_opts ro = { .cred = &rootc, .attr_cache_ms = -1 };
+	struct nacre_opts uo = { .cred = &user, .attr_cache_ms = -1 };
+	struct nacre_fs *fr = NULL, *fu = NULL;
+	struct nacre_pool *pools = NULL;
+	struct nacre_ost *osts = NULL;
+	uint32_t two[2] = { 1, 3 };
+	struct nacre_file *f = NULL;
+	struct nacre_layout l;
+	uint8_t data[5000];
+	unsigned int n;
+	bool found = false;
+
+	fill_random(data, sizeof(data), 4400);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &ro, &fr), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &uo, &fu), 0);
+
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fu, 2, false), -EPERM);
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fr, 77, false), -ENODEV);
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fr, 2, false), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_ost_list(fu, &osts, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, N_OSS);
+	CU_ASSERT_FALSE(osts[2].active);
+	CU_ASSERT_TRUE(osts[2].up);
+	CU_ASSERT_TRUE(osts[1].active);
+	free(osts);
+
+	/* Every OST: all but the inactive one. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fr, "/adm", 0777), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm", &l), 0);
+	l.stripe_count = UINT32_MAX;
+	l.k = 0;
+	l.m = 0;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout(fr, "/adm", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fr, "/adm/a", O_CREAT | O_WRONLY, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm/a", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, N_OSS - 1);
+	for (uint32_t i = 0; i < l.shard_count; i++)
+		CU_ASSERT_NOT_EQUAL(l.shards[i].ost, 2);
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fr, 2, true), 0);
+
+	/* Pools. */
+	CU_ASSERT_FALSE(nacre_pool_name_is_valid("bad name"));
+	CU_ASSERT_EQUAL(nacre_pool_create(fu, "p"), -EPERM);
+	CU_ASSERT_EQUAL(nacre_pool_create(fr, "bad name"), -EINVAL);
+	CU_ASSERT_EQUAL(nacre_pool_create(fr, "p"), 0);
+	CU_ASSERT_EQUAL(nacre_pool_add(fr, "p", two, 0), -EINVAL);
+	CU_ASSERT_EQUAL(nacre_pool_add(fu, "p", two, 2), -EPERM);
+	CU_ASSERT_EQUAL(nacre_pool_add(fr, "p", two, 2), 0);
+	CU_ASSERT_EQUAL(nacre_pool_list(fu, "nope", &pools, &n), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(nacre_pool_list(fu, NULL, &pools, &n), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		if (strcmp(pools[i].name, "p"))
+			continue;
+		found = true;
+		CU_ASSERT_EQUAL(pools[i].count, 2);
+		CU_ASSERT_EQUAL(pools[i].osts[0], 1);
+		CU_ASSERT_EQUAL(pools[i].osts[1], 3);
+	}
+	CU_ASSERT_TRUE(found);
+	free(pools);
+
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm", &l), 0);
+	l.flags |= NACRE_LAYOUT_POOL;
+	strcpy(l.pool, "nope");
+	CU_ASSERT_EQUAL(nacre_setlayout(fr, "/adm", &l), -ENOENT);
+	strcpy(l.pool, "p");
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout(fr, "/adm", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm", &l), 0);
+	CU_ASSERT_TRUE(l.flags & NACRE_LAYOUT_POOL);
+	CU_ASSERT_STRING_EQUAL(l.pool, "p");
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fr, "/adm/b", O_CREAT | O_WRONLY, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm/b", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, 2);
+	CU_ASSERT_TRUE(layout_only_on(&l, 1, 3));
+
+	CU_ASSERT_EQUAL(nacre_pool_destroy(fr, "p"), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(nacre_pool_remove(fr, "p", two, 2), 0);
+	CU_ASSERT_EQUAL(nacre_pool_destroy(fr, "p"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fr, "/adm/a"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fr, "/adm/b"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fr, "/adm"), 0);
+	nacre_disconnect(fu);
+	nacre_disconnect(fr);
+}
+
 /* A read-only file may be moved into a pack by its owner (the bytes stay
  * as they are), not by another user who may not write it. */
 static void test_pack_owner_moves(void)
@@ -2307,6 +2410,7 @@ int main(void)
 	    !CU_add_test(suite, "the owner of a read-only file may pack it", test_pack_owner_moves) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
 	    !CU_add_test(suite, "changelog: records, paging, clear, root only", test_changelog) ||
+	    !CU_add_test(suite, "OST deactivation and pools", test_ost_admin_pools) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

@@ -126,6 +126,7 @@ class _nacre_layout(ctypes.Structure):
         ("pack_len", ctypes.c_uint64),
         ("shard_count", ctypes.c_uint32),
         ("shards", _nacre_shard * MAX_STRIPES),
+        ("pool", ctypes.c_char * 16),  # NACRE_POOL_NAME_MAX + 1
     ]
 
 

@@ -180,6 +180,10 @@ struct nacre_opts {
 	 * in KiB; 0: 16384 (16 MiB), negative: none.  Read-ahead bytes are
 	 * dropped when this client writes or truncates the file. */
 	int readahead_kb;
+	/** The cluster key file every server asks this client to prove it
+	 * holds; NULL: $NACRE_KEYFILE, else /etc/nacre/FSNAME.key.  See
+	 * nacre_keyfile_path(). */
+	const char *keyfile;
 };
 
 /* ---- Connection ---- */
@@ -187,12 +191,23 @@ struct nacre_opts {
 /**
  * Connects to the filesystem @fsname whose MDS listens at @mds_addr
  * ("tcp://host:port" or "host:port") and learns its OSTs.
+ * Every connection first proves, both ways, that this client and the
+ * server hold the same cluster key (opts->keyfile).
  * @param opts may be NULL.
  * @param out receives the handle; free it with nacre_disconnect().
- * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, ...
+ * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, -NC_E_AUTH (the
+ * server refused our key: wrong or missing cluster key), -NC_E_NOKEY,
+ * -NC_E_KEYMODE, -NC_E_KEYFILE (the key file is missing, readable by
+ * others, or malformed), ...
  */
 int nacre_connect(const char *mds_addr, const char *fsname,
 		  const struct nacre_opts *opts, struct nacre_fs **out);
+/**
+ * The key file nacre_connect() reads: @keyfile when not NULL or empty,
+ * else $NACRE_KEYFILE when set, else /etc/nacre/@fsname.key.
+ * @return 0, or -ENAMETOOLONG when it does not fit @len bytes.
+ */
+int nacre_keyfile_path(const char *keyfile, const char *fsname, char *buf, size_t len);
 /** Closes every connection and frees @fs.  Open files must be closed first.
  * NULL is a no-op. */
 void nacre_disconnect(struct nacre_fs *fs);

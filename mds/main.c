@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"  --pack-gc-threshold FRACTION\n"
 		"                      compact sealed packs whose live fraction is below\n"
 		"                      this (0 < FRACTION <= 1, default 0.5)\n"
+		"  --keyfile FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
+		"                      /etc/nacre/FSNAME.key); --format creates it if missing\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
@@ -107,6 +109,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "pack-gc-interval", required_argument, NULL, 'G' },
 		{ "pack-gc-threshold", required_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "keyfile", required_argument, NULL, 'K' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,6 +135,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 			if (parse_gc_threshold(optarg, &conf->mc_pack_gc_threshold))
 				return 2;
 			break;
+		case 'K': conf->mc_keyfile = optarg; break;
 		case 'p': d->dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {

@@ -28,6 +28,9 @@ struct mds_conf {
 	 * sealed pack is compacted (0: 0.5). */
 	int mc_pack_gc_interval_ms;
 	double mc_pack_gc_threshold;
+	/* The cluster key file (common/auth.h); NULL: $NACRE_KEYFILE, else
+	 * /etc/nacre/FSNAME.key.  Formatting creates it when it is missing. */
+	const char *mc_keyfile;
 };
 
 struct mds_server;

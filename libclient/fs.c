@@ -232,6 +232,10 @@ int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
 
 /* ---- connect ---- */
 
+_Static_assert(NACRE_E_AUTH == NC_E_AUTH && NACRE_E_NOKEY == NC_E_NOKEY &&
+	       NACRE_E_KEYMODE == NC_E_KEYMODE && NACRE_E_KEYFILE == NC_E_KEYFILE,
+	       "nacre.h key errors are the common/errors.h ones");
+
 NACRE_API int nacre_keyfile_path(const char *keyfile, const char *fsname, char *buf,
 				 size_t len)
 {

@@ -38,6 +38,14 @@ extern "C" {
 #define NACRE_MAX_STRIPES 64
 #define NACRE_MAX_GROUPS 32
 #define NACRE_ADDR_MAX 127
+
+/** Errors of the cluster key, as nacre_connect() returns them negated:
+ * the server refused our key, and the key file was not found, may be read
+ * by group or others, or is malformed. */
+#define NACRE_E_AUTH 4110
+#define NACRE_E_NOKEY 4111
+#define NACRE_E_KEYMODE 4112
+#define NACRE_E_KEYFILE 4113
 #define NACRE_FSNAME_MAX 31
 
 struct nacre_fs;
@@ -195,9 +203,9 @@ struct nacre_opts {
  * server hold the same cluster key (opts->keyfile).
  * @param opts may be NULL.
  * @param out receives the handle; free it with nacre_disconnect().
- * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, -NC_E_AUTH (the
- * server refused our key: wrong or missing cluster key), -NC_E_NOKEY,
- * -NC_E_KEYMODE, -NC_E_KEYFILE (the key file is missing, readable by
+ * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, -NACRE_E_AUTH (the
+ * server refused our key: wrong or missing cluster key), -NACRE_E_NOKEY,
+ * -NACRE_E_KEYMODE, -NACRE_E_KEYFILE (the key file is missing, readable by
  * others, or malformed), ...
  */
 int nacre_connect(const char *mds_addr, const char *fsname,

@@ -62,7 +62,7 @@ class LayoutTest(unittest.TestCase):
         S = nacre.C_STRUCTS
         want = {"nacre_fid": 16, "nacre_cred": 140, "nacre_stat": 112,
                 "nacre_layout": 576, "nacre_pack_info": 32, "nacre_dirent": 288,
-                "nacre_opts": 40, "nacre_read_req": 40}
+                "nacre_opts": 48, "nacre_read_req": 40}
         for name, size in want.items():
             self.assertEqual(ctypes.sizeof(S[name]), size, name)
         st = S["nacre_stat"]
@@ -73,6 +73,7 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(S["nacre_dirent"].name.offset, 32)
         self.assertEqual(S["nacre_layout"].shards.offset, 60)
         self.assertEqual(S["nacre_opts"].pack_all.offset, 20)
+        self.assertEqual(S["nacre_opts"].keyfile.offset, 40)
         self.assertEqual(S["nacre_read_req"].result.offset, 24)
 
     def test_matches_compiler(self):

@@ -44,6 +44,7 @@ struct nc_srv_conn {
 	uint32_t sc_role;
 	bool sc_connected;      /* CONNECT answered: the nonces are set */
 	bool sc_handshaken;     /* AUTH succeeded: requests are served */
+	bool sc_refused;        /* auth_refuse() logged why it closes */
 	uint8_t sc_nc[NC_AUTH_NONCE_LEN]; /* the peer's nonce */
 	uint8_t sc_ns[NC_AUTH_NONCE_LEN]; /* ours, new for this connection */
 	bool sc_closed;         /* under srv lock */
@@ -357,6 +358,7 @@ static bool auth_refuse(struct nc_srv_conn *c, const char *why)
 
 	nc_warn(srv->s_name, "refused %s (connection %" PRIu64 "): %s", c->sc_peer,
 		c->sc_id, why);
+	c->sc_refused = true;
 	reply_hdr_send(c, &c->sc_hdr, -NC_E_AUTH, NULL, 0, NULL, 0);
 	return false;
 }
@@ -634,7 +636,8 @@ static void conn_readable(struct nc_srv_conn *c)
 		}
 		c->sc_hgot = 0;
 		if (!dispatch(c)) {
-			conn_close(c, "protocol error");
+			/* A refused peer has had its one line already. */
+			conn_close(c, c->sc_refused ? NULL : "protocol error");
 			return;
 		}
 	}

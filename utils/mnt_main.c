@@ -383,8 +383,9 @@ static int mnt_kflag_add(struct mnt_args *a, const char *opt)
 	return 0;
 }
 
-/* The helper may leave its working directory when it goes to the
- * background: a relative key file is made absolute now. */
+/* keyfile=: made absolute, since the helper leaves its working directory
+ * when it goes to the background and its log lines must name the file
+ * unambiguously. */
 static int mnt_keyfile_set(struct mnt_args *a, const char *val)
 {
 	char cwd[PATH_MAX];

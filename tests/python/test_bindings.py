@@ -209,6 +209,25 @@ class FsTestCase(unittest.TestCase):
 @needs_fs
 class BindingsTest(FsTestCase):
 
+    def test_cluster_key(self):
+        """keyfile= names the cluster key; a wrong or missing one fails."""
+        with tempfile.TemporaryDirectory() as d:
+            wrong = os.path.join(d, "wrong.key")
+            fd = os.open(wrong, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, b"ab" * 32 + b"\n")
+            os.close(fd)
+            with self.assertRaises(nacre.NacreError) as cm:
+                nacre.connect(MDS, FSNAME, keyfile=wrong)
+            self.assertEqual(cm.exception.code, 4110)
+            self.assertIn("wrong or missing cluster key", cm.exception.strerror)
+            with self.assertRaises(nacre.NacreError) as cm:
+                nacre.connect(MDS, FSNAME, keyfile=os.path.join(d, "none.key"))
+            self.assertEqual(cm.exception.code, 4111)
+        key = os.environ.get("NACRE_KEYFILE")
+        if key:
+            with nacre.connect(MDS, FSNAME, keyfile=key) as fs:
+                self.assertTrue(fs.exists("/"))
+
     def test_roundtrip(self):
         for i, size in enumerate([0, 1, 4095, 4096, 65537, (1 << 20) + 7,
                                   (3 << 20) + 123]):

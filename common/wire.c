@@ -475,6 +475,9 @@ void nc_wire_connect_req(struct nc_xdr *x, struct nc_connect_req *m)
 	nc_xdr_u32(x, &m->cr_role);
 	nc_xdr_u64(x, &m->cr_features);
 	nc_xdr_str(x, m->cr_fsname, NC_FSNAME_MAX);
+	/* Decoded after cr_features, so the bit is known in both directions. */
+	if (m->cr_features & NC_FEAT_AUTH)
+		nc_xdr_fixed(x, m->cr_nonce, sizeof(m->cr_nonce));
 }
 
 void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m)
@@ -484,6 +487,13 @@ void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m)
 	nc_xdr_u32(x, &m->cp_role);
 	nc_xdr_u64(x, &m->cp_features);
 	nc_xdr_fixed(x, m->cp_uuid, sizeof(m->cp_uuid));
+	if (m->cp_features & NC_FEAT_AUTH)
+		nc_xdr_fixed(x, m->cp_nonce, sizeof(m->cp_nonce));
+}
+
+void nc_wire_auth(struct nc_xdr *x, struct nc_auth_msg *m)
+{
+	nc_xdr_fixed(x, m->am_mac, sizeof(m->am_mac));
 }
 
 void nc_wire_ost_register_req(struct nc_xdr *x, struct nc_ost_register_req *m)

@@ -22,7 +22,12 @@
  *   1.0  first protocol.
  *   1.1  erasure coding: SHARD_STATE, OBJ_LOCK, OBJ_UNLOCK, OBJ_VERIFY;
  *        OST_REGISTER may carry NC_OSTREG_REPLACE in o_state's high bits.
- *   1.3  OST administration: OST_ADMIN (activate, deactivate), POOL and
+ *   1.3  authentication: feature NC_FEAT_AUTH; with it CONNECT carries the
+ *        client nonce (cr_nonce) and its reply the server nonce (cp_nonce);
+ *        new AUTH request and reply (struct nc_auth_msg), wire status AUTH.
+ *        A server serves nothing but CONNECT and one AUTH until AUTH
+ *        succeeds (common/auth.h).
+ *        OST administration: OST_ADMIN (activate, deactivate), POOL and
  *        POOL_LIST (OST pools); OST_LIST replies carry NC_OST_INACTIVE in
  *        o_state's high bits; a layout template with NC_LAYOUT_POOL ends
  *        with the pool name (after l_pack_max when NC_LAYOUT_PACK is set).
@@ -48,7 +53,10 @@
 
 /* Feature bits exchanged at connect; code tests these, never versions. */
 #define NC_FEAT_BULK_SPLIT 0x1ull /* body and bulk are separate (always set) */
-#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT)
+/* Cluster-key authentication (common/auth.h): CONNECT and its reply carry
+ * nonces and AUTH follows.  Servers refuse peers without it. */
+#define NC_FEAT_AUTH 0x2ull
+#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH)
 
 struct nc_msg_hdr {
 	uint32_t mh_magic;
@@ -69,6 +77,7 @@ struct nc_msg_hdr {
 #define NC_OPCODES(X)                   \
 	X(CONNECT, 1, 1)                \
 	X(PING, 2, 1)                   \
+	X(AUTH, 3, 0)                   \
 	X(OST_REGISTER, 10, 1)          \
 	X(OST_LIST, 11, 1)              \
 	X(MDS_STATFS, 12, 1)            \
@@ -170,7 +179,8 @@ bool nc_op_is_idempotent(uint16_t opcode);
 	X(PACKED, 1008, -NC_E_PACKED)       \
 	X(CHANGED, 1009, -NC_E_CHANGED)     \
 	X(HOSTDOWN, 112, -EHOSTDOWN)        \
-	X(NODEV, 19, -ENODEV)
+	X(NODEV, 19, -ENODEV)               \
+	X(AUTH, 1010, -NC_E_AUTH)
 
 enum nc_wire_status {
 #define NC_WS_ENUM(name, value, err) NC_WS_##name = value,
@@ -246,6 +256,8 @@ struct nc_connect_req {
 	uint32_t cr_role;       /* enum nc_peer_role */
 	uint64_t cr_features;
 	char cr_fsname[NC_FSNAME_MAX + 1];
+	/* With NC_FEAT_AUTH in cr_features: the client's nonce. */
+	uint8_t cr_nonce[32];
 };
 enum nc_peer_role { NC_ROLE_CLIENT = 1, NC_ROLE_OSS = 2, NC_ROLE_MDS = 3, NC_ROLE_TOOL = 4 };
 
@@ -256,6 +268,15 @@ struct nc_connect_rep {
 	uint32_t cp_role;       /* the server's role */
 	uint64_t cp_features;   /* the intersection both sides use */
 	uint8_t cp_uuid[16];    /* the server's filesystem or target uuid */
+	/* With NC_FEAT_AUTH in cp_features: the server's nonce, new for
+	 * every connection. */
+	uint8_t cp_nonce[32];
+};
+
+/* AUTH request (the client's proof) and reply (the server's proof):
+ * HMAC-SHA256 of the nonces with the cluster key (common/auth.h). */
+struct nc_auth_msg {
+	uint8_t am_mac[32];
 };
 
 /* OST_REGISTER request (an OSS announcing one of its OSTs). */
@@ -621,6 +642,7 @@ struct nc_obj_rep {
 
 void nc_wire_connect_req(struct nc_xdr *x, struct nc_connect_req *m);
 void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m);
+void nc_wire_auth(struct nc_xdr *x, struct nc_auth_msg *m);
 void nc_wire_ost_register_req(struct nc_xdr *x, struct nc_ost_register_req *m);
 void nc_wire_ost_list_rep(struct nc_xdr *x, struct nc_ost_list_rep *m);
 void nc_wire_statfs_rep(struct nc_xdr *x, struct nc_statfs_rep *m);

@@ -186,7 +186,8 @@ static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cco
 {
 	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
 				      .co_timeout_ms = fs->fs_timeout_ms,
-				      .co_retry_ms = fs->fs_retry_ms };
+				      .co_retry_ms = fs->fs_retry_ms,
+				      .co_key = fs->fs_key };
 	int rc;
 
 	/* An OSS that moved (restarted on another port) gets a new connection;
@@ -237,12 +238,25 @@ int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
 
 /* ---- connect ---- */
 
+_Static_assert(NACRE_E_AUTH == NC_E_AUTH && NACRE_E_NOKEY == NC_E_NOKEY &&
+	       NACRE_E_KEYMODE == NC_E_KEYMODE && NACRE_E_KEYFILE == NC_E_KEYFILE,
+	       "nacre.h key errors are the common/errors.h ones");
+
+NACRE_API int nacre_keyfile_path(const char *keyfile, const char *fsname, char *buf,
+				 size_t len)
+{
+	if (!fsname || !buf)
+		return -EINVAL;
+	return nc_auth_key_path(keyfile, fsname, buf, len);
+}
+
 
 NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 			    const struct nacre_opts *opts, struct nacre_fs **out)
 {
 	struct nc_cconn_opts co = { .co_role = NC_ROLE_CLIENT };
 	struct nacre_fs *fs;
+	char path[4096];
 	int rc;
 
 	if (!mds_addr || !fsname || strlen(mds_addr) > NC_ADDR_MAX ||
@@ -270,8 +284,14 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 			   &fs->fs_ncache);
 	if (rc)
 		goto out_free;
+	rc = nc_auth_key_path(opts ? opts->keyfile : NULL, fsname, path, sizeof(path));
+	if (!rc)
+		rc = nc_auth_key_load(path, fs->fs_key);
+	if (rc)
+		goto out_free;
 	co.co_timeout_ms = fs->fs_timeout_ms;
 	co.co_retry_ms = fs->fs_retry_ms;
+	co.co_key = fs->fs_key;
 	rc = nc_cconn_new(mds_addr, fsname, &co, &fs->fs_mds);
 	if (rc)
 		goto out_free;
@@ -314,6 +334,7 @@ NACRE_API void nacre_disconnect(struct nacre_fs *fs)
 	}
 	cl_ncache_free(fs->fs_ncache);
 	pthread_mutex_destroy(&fs->fs_lock);
+	nc_auth_wipe(fs->fs_key, sizeof(fs->fs_key));
 	free(fs);
 }
 

@@ -38,6 +38,14 @@ extern "C" {
 #define NACRE_MAX_STRIPES 64
 #define NACRE_MAX_GROUPS 32
 #define NACRE_ADDR_MAX 127
+
+/** Errors of the cluster key, as nacre_connect() returns them negated:
+ * the server refused our key, and the key file was not found, may be read
+ * by group or others, or is malformed. */
+#define NACRE_E_AUTH 4110
+#define NACRE_E_NOKEY 4111
+#define NACRE_E_KEYMODE 4112
+#define NACRE_E_KEYFILE 4113
 #define NACRE_FSNAME_MAX 31
 #define NACRE_POOL_NAME_MAX 15
 #define NACRE_MAX_OSTS 256
@@ -196,6 +204,10 @@ struct nacre_opts {
 	 * in KiB; 0: 16384 (16 MiB), negative: none.  Read-ahead bytes are
 	 * dropped when this client writes or truncates the file. */
 	int readahead_kb;
+	/** The cluster key file every server asks this client to prove it
+	 * holds; NULL: $NACRE_KEYFILE, else /etc/nacre/FSNAME.key.  See
+	 * nacre_keyfile_path(). */
+	const char *keyfile;
 	/** For nacre's own servers only: the MDS's pack compactor connects to
 	 * its MDS as a server peer, so root squash leaves its root identity
 	 * alone.  Applications leave it false; see nacre-mds(8) --root-squash. */
@@ -207,12 +219,23 @@ struct nacre_opts {
 /**
  * Connects to the filesystem @fsname whose MDS listens at @mds_addr
  * ("tcp://host:port" or "host:port") and learns its OSTs.
+ * Every connection first proves, both ways, that this client and the
+ * server hold the same cluster key (opts->keyfile).
  * @param opts may be NULL.
  * @param out receives the handle; free it with nacre_disconnect().
- * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, ...
+ * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, -NACRE_E_AUTH (the
+ * server refused our key: wrong or missing cluster key), -NACRE_E_NOKEY,
+ * -NACRE_E_KEYMODE, -NACRE_E_KEYFILE (the key file is missing, readable by
+ * others, or malformed), ...
  */
 int nacre_connect(const char *mds_addr, const char *fsname,
 		  const struct nacre_opts *opts, struct nacre_fs **out);
+/**
+ * The key file nacre_connect() reads: @keyfile when not NULL or empty,
+ * else $NACRE_KEYFILE when set, else /etc/nacre/@fsname.key.
+ * @return 0, or -ENAMETOOLONG when it does not fit @len bytes.
+ */
+int nacre_keyfile_path(const char *keyfile, const char *fsname, char *buf, size_t len);
 /** Closes every connection and frees @fs.  Open files must be closed first.
  * NULL is a no-op. */
 void nacre_disconnect(struct nacre_fs *fs);

@@ -61,6 +61,8 @@ static void usage(FILE *f)
 		"  --nosquash ADDRS    client addresses or networks exempt from root\n"
 		"                      squash: 10.0.0.5,10.1.0.0/16,fd00::/8\n"
 		"  --changelog         record namespace changes (nacre changelog)\n"
+		"  --keyfile FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
+		"                      /etc/nacre/FSNAME.key); --format creates it if missing\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
@@ -134,6 +136,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "nosquash", required_argument, NULL, 'N' },
 		{ "changelog", no_argument, NULL, 'C' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "keyfile", required_argument, NULL, 'K' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -162,6 +165,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		case 'R': conf->mc_root_squash = optarg; break;
 		case 'N': conf->mc_nosquash = optarg; break;
 		case 'C': conf->mc_changelog = true; break;
+		case 'K': conf->mc_keyfile = optarg; break;
 		case 'p': d->dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {

@@ -67,6 +67,8 @@ struct mds_server {
 	int ms_noss;
 	struct mds_pack_gc *ms_pack_gc;   /* NULL: compaction off */
 	struct mds_squash ms_squash;
+	char ms_keyfile[4096];          /* the cluster key file, resolved */
+	uint8_t ms_key[NC_AUTH_KEY_LEN];
 };
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
@@ -289,7 +291,7 @@ void mds_server_kick_destroy(struct mds_server *mds)
 static struct nc_cconn *oss_conn(struct mds_server *mds, const char *addr)
 {
 	struct nc_cconn_opts co = { .co_role = NC_ROLE_MDS, .co_timeout_ms = 10000,
-				    .co_retry_ms = -1 };
+				    .co_retry_ms = -1, .co_key = mds->ms_key };
 	struct mds_oss_conn *oc;
 
 	for (int i = 0; i < mds->ms_noss; i++)
@@ -420,6 +422,24 @@ static void *destroy_main(void *arg)
 
 /* ---- setup ---- */
 
+/* Formatting makes the cluster key, unless one is there already (it may
+ * have been made beforehand, and is never replaced). */
+static int key_create(struct mds_server *mds)
+{
+	int rc = nc_auth_key_create(mds->ms_keyfile, NULL);
+
+	if (rc == -EEXIST) {
+		nc_info("mds", "using the existing cluster key %s", mds->ms_keyfile);
+		return 0;
+	}
+	if (rc)
+		nc_error("mds", "cannot create the cluster key %s: %s", mds->ms_keyfile,
+			 nc_strerror(rc));
+	else
+		nc_info("mds", "created the cluster key %s", mds->ms_keyfile);
+	return rc;
+}
+
 int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 {
 	struct nc_server_conf sc = { 0 };
@@ -463,9 +483,18 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	pthread_mutex_init(&mds->ms_wq_lock, NULL);
 	pthread_cond_init(&mds->ms_wq_cond, NULL);
 
+	rc = nc_auth_key_path(conf->mc_keyfile, conf->mc_fsname, mds->ms_keyfile,
+			      sizeof(mds->ms_keyfile));
+	if (rc) {
+		nc_error("mds", "cluster key file name: %s", nc_strerror(rc));
+		goto out_free;
+	}
 	rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
 	if (rc == -NC_E_NOTFMT && conf->mc_format) {
-		rc = mds_ns_format(conf->mc_dir, conf->mc_fsname, NULL, conf->mc_map_size);
+		rc = key_create(mds);
+		if (!rc)
+			rc = mds_ns_format(conf->mc_dir, conf->mc_fsname, NULL,
+					   conf->mc_map_size);
 		if (!rc) {
 			nc_info("mds", "formatted MDT of %s in %s", conf->mc_fsname, conf->mc_dir);
 			rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
@@ -481,6 +510,11 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 		rc = -NC_E_FSNAME;
 		goto out_free;
 	}
+	rc = nc_auth_key_load(mds->ms_keyfile, mds->ms_key);
+	if (rc) {
+		nc_error("mds", "cluster key %s: %s", mds->ms_keyfile, nc_strerror(rc));
+		goto out_free;
+	}
 	rc = load_osts(mds);
 	if (rc)
 		goto out_free;
@@ -489,6 +523,7 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 		nc_info("mds", "changelog on: namespace changes are recorded");
 
 	sc.sc_name = "mds";
+	sc.sc_key = mds->ms_key;
 	sc.sc_fsname = conf->mc_fsname;
 	sc.sc_role = NC_ROLE_MDS;
 	sc.sc_threads = conf->mc_threads > 0 ? conf->mc_threads : 8;
@@ -541,6 +576,7 @@ static int pack_gc_start(struct mds_server *mds)
 		.pc_ns = mds->ms_ns,
 		.pc_interval_ms = mds->ms_conf.mc_pack_gc_interval_ms,
 		.pc_threshold = mds->ms_conf.mc_pack_gc_threshold,
+		.pc_keyfile = mds->ms_keyfile,
 	};
 	char addr[NC_ADDR_MAX + 32];
 	int rc;
@@ -630,5 +666,6 @@ void mds_server_free(struct mds_server *mds)
 	pthread_mutex_destroy(&mds->ms_ost_lock);
 	pthread_mutex_destroy(&mds->ms_lock);
 	pthread_cond_destroy(&mds->ms_cond);
+	nc_auth_wipe(mds->ms_key, sizeof(mds->ms_key));
 	free(mds);
 }

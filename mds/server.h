@@ -34,6 +34,9 @@ struct mds_conf {
 	const char *mc_root_squash;
 	const char *mc_nosquash;
 	bool mc_changelog;              /* record namespace changes */
+	/* The cluster key file (common/auth.h); NULL: $NACRE_KEYFILE, else
+	 * /etc/nacre/FSNAME.key.  Formatting creates it when it is missing. */
+	const char *mc_keyfile;
 };
 
 struct mds_server;

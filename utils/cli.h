@@ -54,6 +54,8 @@ struct cli_ctx {
 	bool cx_json;
 	const char *cx_mds;            /* --mds: no mount needed */
 	const char *cx_fsname;         /* --fsname, with --mds */
+	const char *cx_keyfile;        /* --keyfile: the cluster key */
+	char cx_errbuf[PATH_MAX + 128]; /* cli_connect_strerror() */
 	unsigned int cx_nconns;
 	struct cli_conn cx_conns[CLI_MAX_CONNS];
 };
@@ -104,6 +106,7 @@ enum {
 	CLI_OPT_MDS,
 	CLI_OPT_FSNAME,
 	CLI_OPT_VERSION,
+	CLI_OPT_KEYFILE,
 };
 
 /* --mds and --fsname are global options only (cli_main.c). */
@@ -236,6 +239,9 @@ int cli_path_probe(const char *path, struct cli_fsid *id);
  */
 int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
 		struct nacre_fs **fs);
+/* Describes a cli_connect() failure; a key error names the key file.
+ * @note The string lives in @ctx until the next call. */
+const char *cli_connect_strerror(struct cli_ctx *ctx, const char *fsname, int rc);
 /* Closes every connection. */
 void cli_ctx_fini(struct cli_ctx *ctx);
 

@@ -2,7 +2,7 @@
 /*
  * nacre: the admin and user command line tool.
  *
- *   nacre [--json] [--mds ADDRESS --fsname NAME] SUBCOMMAND [ARGS...]
+ *   nacre [--json] [--mds ADDRESS --fsname NAME] [--keyfile FILE] SUBCOMMAND [ARGS...]
  *
  * This file holds the command table and the dispatcher; each subcommand is
  * one function in cmd_*.c over the public libnacre API.
@@ -190,7 +190,8 @@ static void cli_help(FILE *out)
 {
 	size_t i;
 
-	fputs("usage: nacre [--json] [--mds ADDRESS --fsname NAME] SUBCOMMAND [ARGS...]\n"
+	fputs("usage: nacre [--json] [--mds ADDRESS --fsname NAME] [--keyfile FILE]\n"
+	      "             SUBCOMMAND [ARGS...]\n"
 	      "       nacre help SUBCOMMAND | --help | --version\n"
 	      "\n"
 	      "Global options:\n"
@@ -198,6 +199,8 @@ static void cli_help(FILE *out)
 	      "  --mds ADDRESS      talk to the MDS at ADDRESS instead of going\n"
 	      "                     through a mount; PATHs are inside the filesystem\n"
 	      "  --fsname NAME      the filesystem name, with --mds\n"
+	      "  --keyfile FILE     the cluster key (default: $NACRE_KEYFILE, else\n"
+	      "                     /etc/nacre/FSNAME.key)\n"
 	      "\n"
 	      "Subcommands:\n", out);
 	for (i = 0; i < CLI_NCMDS; i++)
@@ -232,6 +235,7 @@ static int cli_parse_global(struct cli_ctx *ctx, int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "mds", required_argument, NULL, CLI_OPT_MDS },
 		{ "fsname", required_argument, NULL, CLI_OPT_FSNAME },
+		{ "keyfile", required_argument, NULL, CLI_OPT_KEYFILE },
 		{ "version", no_argument, NULL, CLI_OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -253,6 +257,11 @@ static int cli_parse_global(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		case CLI_OPT_FSNAME:
 			ctx->cx_fsname = optarg;
+			break;
+		case CLI_OPT_KEYFILE:
+			if (!*optarg)
+				return cli_usage_err(ctx, "--keyfile needs a file name");
+			ctx->cx_keyfile = optarg;
 			break;
 		default:
 			rc = cli_opt_common(ctx, c, argv);

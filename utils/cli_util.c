@@ -510,6 +510,7 @@ int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
 	struct nacre_opts opts = {
 		.timeout_ms = CLI_TIMEOUT_MS,
 		.retry_ms = CLI_RETRY_MS,
+		.keyfile = ctx->cx_keyfile,
 	};
 	struct cli_conn *cn;
 	unsigned int i;
@@ -544,6 +545,19 @@ int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
 	return 0;
 }
 
+const char *cli_connect_strerror(struct cli_ctx *ctx, const char *fsname, int rc)
+{
+	char path[PATH_MAX];
+
+	if ((rc != -NACRE_E_AUTH && rc != -NACRE_E_NOKEY && rc != -NACRE_E_KEYMODE &&
+	     rc != -NACRE_E_KEYFILE) ||
+	    nacre_keyfile_path(ctx->cx_keyfile, fsname, path, sizeof(path)))
+		return nacre_strerror(rc);
+	snprintf(ctx->cx_errbuf, sizeof(ctx->cx_errbuf), "%s (key file %s)",
+		 nacre_strerror(rc), path);
+	return ctx->cx_errbuf;
+}
+
 void cli_ctx_fini(struct cli_ctx *ctx)
 {
 	unsigned int i;
@@ -562,7 +576,7 @@ static int cli_target_open_inside(struct cli_ctx *ctx, const char *path,
 	rc = cli_connect(ctx, ctx->cx_mds, ctx->cx_fsname, &t->tg_fs);
 	if (rc)
 		return cli_err(ctx, "%s:/%s: %s", ctx->cx_mds, ctx->cx_fsname,
-			       nacre_strerror(rc));
+			       cli_connect_strerror(ctx, ctx->cx_fsname, rc));
 	rc = nacre_resolve(t->tg_fs, NULL, path, true, &t->tg_st);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
@@ -586,7 +600,7 @@ static int cli_target_open_mounted(struct cli_ctx *ctx, const char *path,
 	rc = cli_connect(ctx, id.fi_mds, id.fi_fsname, &t->tg_fs);
 	if (rc)
 		return cli_err(ctx, "%s: %s:/%s: %s", path, id.fi_mds,
-			       id.fi_fsname, nacre_strerror(rc));
+			       id.fi_fsname, cli_connect_strerror(ctx, id.fi_fsname, rc));
 	t->tg_fid = id.fi_fid;
 	rc = nacre_getattr(t->tg_fs, &t->tg_fid, &t->tg_st);
 	if (rc)

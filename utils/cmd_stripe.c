@@ -590,7 +590,7 @@ static int setstripe_create_inside(struct cli_ctx *ctx, const char *path)
 	rc = cli_connect(ctx, ctx->cx_mds, ctx->cx_fsname, &fs);
 	if (rc)
 		return cli_err(ctx, "%s:/%s: %s", ctx->cx_mds, ctx->cx_fsname,
-			       nacre_strerror(rc));
+			       cli_connect_strerror(ctx, ctx->cx_fsname, rc));
 	rc = setstripe_split(path, &dir, name);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));

@@ -307,6 +307,59 @@ static bool eq_connect_rep(const void *pa, const void *pb)
 	return true;
 }
 
+/* Since 1.3: with NC_FEAT_AUTH the nonces follow. */
+static void fill_connect_req_auth(void *p)
+{
+	struct nc_connect_req *m = p;
+
+	fill_connect_req(m);
+	m->cr_features = NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH;
+	for (int i = 0; i < 32; i++)
+		m->cr_nonce[i] = (uint8_t)(0x80 + i);
+}
+
+static bool eq_connect_req_auth(const void *pa, const void *pb)
+{
+	const struct nc_connect_req *a = pa, *b = pb;
+
+	FMEMEQ(a, b, cr_nonce, 32);
+	return eq_connect_req(pa, pb);
+}
+
+static void fill_connect_rep_auth(void *p)
+{
+	struct nc_connect_rep *m = p;
+
+	fill_connect_rep(m);
+	m->cp_features = NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH;
+	for (int i = 0; i < 32; i++)
+		m->cp_nonce[i] = (uint8_t)(0xa0 + i);
+}
+
+static bool eq_connect_rep_auth(const void *pa, const void *pb)
+{
+	const struct nc_connect_rep *a = pa, *b = pb;
+
+	FMEMEQ(a, b, cp_nonce, 32);
+	return eq_connect_rep(pa, pb);
+}
+
+static void fill_auth(void *p)
+{
+	struct nc_auth_msg *m = p;
+
+	for (int i = 0; i < 32; i++)
+		m->am_mac[i] = (uint8_t)(0xc0 + i);
+}
+
+static bool eq_auth(const void *pa, const void *pb)
+{
+	const struct nc_auth_msg *a = pa, *b = pb;
+
+	FMEMEQ(a, b, am_mac, 32);
+	return true;
+}
+
 static void fill_ost_register_req(void *p)
 {
 	struct nc_ost_register_req *m = p;
@@ -940,7 +993,19 @@ CODEC(changelog_rep, struct nc_changelog_rep)
 CODEC(ost_admin_req, struct nc_ost_admin_req)
 CODEC(pool_req, struct nc_pool_req)
 CODEC(pool_list_rep, struct nc_pool_list_rep)
+CODEC(auth, struct nc_auth_msg)
 #undef CODEC
+
+/* The same messages with the authentication feature (1.3). */
+static void codec_connect_req_auth(struct nc_xdr *x, void *m)
+{
+	nc_wire_connect_req(x, m);
+}
+
+static void codec_connect_rep_auth(struct nc_xdr *x, void *m)
+{
+	nc_wire_connect_rep(x, m);
+}
 
 #define SHAPE(name, type) \
 	{ #name, sizeof(type), fill_##name, codec_##name, eq_##name, NULL, NULL }
@@ -979,6 +1044,9 @@ static const struct shape shapes[] = {
 	SHAPE(ost_admin_req, struct nc_ost_admin_req),
 	SHAPE(pool_req, struct nc_pool_req),
 	SHAPE(pool_list_rep, struct nc_pool_list_rep),
+	SHAPE(connect_req_auth, struct nc_connect_req),
+	SHAPE(connect_rep_auth, struct nc_connect_rep),
+	SHAPE(auth, struct nc_auth_msg),
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -2019,6 +2087,9 @@ static void test_status_map(void)
 	CU_ASSERT_EQUAL(NC_WS_STALE, 116);
 	CU_ASSERT_EQUAL(NC_WS_PROTO, 1000);
 	CU_ASSERT_EQUAL(NC_WS_HANDSHAKE, 1006);
+	CU_ASSERT_EQUAL(NC_WS_AUTH, 1010);
+	CU_ASSERT_EQUAL(nc_status_from_err(-NC_E_AUTH), NC_WS_AUTH);
+	CU_ASSERT_EQUAL(nc_err_from_status(NC_WS_AUTH), -NC_E_AUTH);
 
 	/* Unknown local errors travel as IO; unknown statuses arrive as -EIO. */
 	CU_ASSERT_EQUAL(nc_status_from_err(-EDOM), NC_WS_IO);
@@ -2043,7 +2114,8 @@ static void test_opcodes(void)
 	CU_ASSERT_TRUE(nc_op_is_known(NC_OP_PING));
 	CU_ASSERT_TRUE(nc_op_is_known(NC_OP_RENAME));
 	CU_ASSERT_FALSE(nc_op_is_known(0));
-	CU_ASSERT_FALSE(nc_op_is_known(3));
+	CU_ASSERT_TRUE(nc_op_is_known(3));      /* AUTH, since 1.3 */
+	CU_ASSERT_FALSE(nc_op_is_known(4));
 	CU_ASSERT_FALSE(nc_op_is_known(999));
 	CU_ASSERT_FALSE(nc_op_is_known(UINT16_MAX));
 
@@ -2057,6 +2129,8 @@ static void test_opcodes(void)
 
 	/* Opcode values are stable on the wire. */
 	CU_ASSERT_EQUAL(NC_OP_CONNECT, 1);
+	CU_ASSERT_EQUAL(NC_OP_AUTH, 3);
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_AUTH), "AUTH");
 	CU_ASSERT_EQUAL(NC_OP_LOOKUP, 20);
 	CU_ASSERT_EQUAL(NC_OP_READDIR, 27);
 	CU_ASSERT_EQUAL(NC_OP_OBJ_READ, 50);

@@ -189,7 +189,7 @@ test_pools() {
 }
 
 test_bad_args() {
-	local nobody
+	local nobody keydir
 
 	# Unknown index, not a number, missing arguments.
 	assert_eq "$(status "$NACRE" osts deactivate 99 "$MNT")" 1 "unknown OST index"
@@ -221,7 +221,13 @@ test_bad_args() {
 
 	# Not root: refused by the MDS, nothing changes.
 	command -v setpriv >/dev/null || { echo "no setpriv: non-root checks skipped"; return 0; }
-	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# A client needs the cluster key, in a file only it may read: nobody
+	# gets its own copy, so the MDS itself is what refuses.
+	keydir=$(mktemp -d -t nacre-e2e-key.XXXXXX)
+	chmod 0755 "$keydir"
+	install -o 65534 -g 65534 -m 0600 "$NACRE_KEYFILE" "$keydir/nobody.key"
+	nobody=(env NACRE_KEYFILE="$keydir/nobody.key" setpriv --reuid=65534 --regid=65534
+		--clear-groups)
 	assert_errno "only root" "${nobody[@]}" "$NACRE" --mds "$MDS_ADDR" --fsname "$FSNAME" \
 		osts deactivate 1
 	assert_eq "$(status "${nobody[@]}" "$NACRE" --mds "$MDS_ADDR" --fsname "$FSNAME" \
@@ -231,6 +237,7 @@ test_bad_args() {
 	assert_eq "$(ost_field 1 active)" true "OST 1 after a refused deactivate"
 	# Anyone may list.
 	"${nobody[@]}" "$NACRE" --mds "$MDS_ADDR" --fsname "$FSNAME" pool list p1 | grep -qE '^p1 +1$'
+	rm -rf -- "$keydir"
 }
 
 test_restart_keeps() {

@@ -42,6 +42,9 @@
 static char base_dir[256];
 static char ost_dir[N_OSS][300];
 static char mds_addr[64];
+/* The cluster key: formatting the MDS creates it; NACRE_KEYFILE names it
+ * to every nacre_connect() of the tests. */
+static char key_path[300];
 static struct mds_server *mds;
 static struct oss_server *oss[N_OSS];
 static struct nacre_fs *fs;
@@ -240,6 +243,7 @@ static int start_oss(int i)
 	oc.oc_nosts = 1;
 	oc.oc_osts[0].index = (uint32_t)i;
 	oc.oc_osts[0].dir = ost_dir[i];
+	oc.oc_keyfile = key_path;
 	rc = oss_server_new(&oc, &oss[i]);
 	if (rc)
 		return rc;
@@ -269,6 +273,9 @@ static int suite_init(void)
 	mc.mc_destroy_interval_ms = 200;
 	/* Background compaction only when a test kicks it. */
 	mc.mc_pack_gc_interval_ms = 3600 * 1000;
+	snprintf(key_path, sizeof(key_path), "%s/cluster.key", base_dir);
+	mc.mc_keyfile = key_path;
+	setenv("NACRE_KEYFILE", key_path, 1);
 	rc = mds_server_new(&mc, &mds);
 	if (!rc)
 		rc = mds_server_start(mds);
@@ -343,6 +350,69 @@ static void test_connect_errors(void)
 
 	CU_ASSERT_STRING_EQUAL(nacre_fs_name(fs), FSNAME);
 	CU_ASSERT_STRING_EQUAL(nacre_fs_mds_addr(fs), mds_addr);
+}
+
+/* Writes @text to @path with @mode. */
+static int key_write(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	fchmod(fd, mode);
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/*
+ * The cluster key: formatting the MDS made it, mode 0600.  A client with
+ * another key is refused at once (and the MDS goes on serving), one whose
+ * key file others may read, or that is missing or malformed, does not
+ * connect at all.
+ */
+static void test_connect_key(void)
+{
+	static const char wrong[] =
+		"# another cluster\n"
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n";
+	struct nacre_opts opts = { .retry_ms = 10000 };
+	struct nacre_fs *bad = NULL;
+	char path[400], got[400];
+	struct stat st;
+	int64_t t0;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(stat(key_path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	CU_ASSERT_EQUAL(nacre_keyfile_path(NULL, FSNAME, got, sizeof(got)), 0);
+	CU_ASSERT_STRING_EQUAL(got, key_path);
+
+	snprintf(path, sizeof(path), "%s/wrong.key", base_dir);
+	CU_ASSERT_EQUAL_FATAL(key_write(path, wrong, 0600), 0);
+	opts.keyfile = path;
+	t0 = now_ms();
+	rc = nacre_connect(mds_addr, FSNAME, &opts, &bad);
+	CU_ASSERT_EQUAL(rc, -NACRE_E_AUTH);
+	CU_ASSERT_STRING_EQUAL(nacre_strerror(rc),
+			       "authentication failed: wrong or missing cluster key");
+	/* Final: not retried for retry_ms. */
+	CU_ASSERT(now_ms() - t0 < 3000);
+	if (rc == 0)
+		nacre_disconnect(bad);
+
+	CU_ASSERT_EQUAL_FATAL(chmod(path, 0644), 0);
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, &opts, &bad), -NACRE_E_KEYMODE);
+	CU_ASSERT_EQUAL_FATAL(key_write(path, "0011\n", 0600), 0);
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, &opts, &bad), -NACRE_E_KEYFILE);
+	CU_ASSERT_EQUAL_FATAL(unlink(path), 0);
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, &opts, &bad), -NACRE_E_NOKEY);
+
+	/* The MDS still serves the right key (the environment's, here). */
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, NULL, &bad), 0);
+	nacre_disconnect(bad);
+	CU_ASSERT_EQUAL(count_up_osts(fs), N_OSS);
 }
 
 /* ---- namespace ---- */
@@ -2385,6 +2455,7 @@ int main(void)
 	suite = CU_add_suite("libnacre", suite_init, suite_fini);
 	down = CU_add_suite("libnacre with an OSS lost", suite_init, suite_fini);
 	if (!suite || !down || !CU_add_test(suite, "connect errors", test_connect_errors) ||
+	    !CU_add_test(suite, "cluster key", test_connect_key) ||
 	    !CU_add_test(suite, "namespace by path", test_namespace) ||
 	    !CU_add_test(suite, "default layout", test_default_layout) ||
 	    !CU_add_test(suite, "data round trips", test_data_sizes) ||

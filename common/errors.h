@@ -23,7 +23,13 @@
 	X(NC_E_HANDSHAKE, 4106, "connection handshake missing or refused") \
 	X(NC_E_CHECKSUM, 4107, "checksum mismatch: stored data is corrupt") \
 	X(NC_E_PACKED, 4108, "the file is packed: unpack it first")          \
-	X(NC_E_CHANGED, 4109, "the file changed meanwhile")
+	X(NC_E_CHANGED, 4109, "the file changed meanwhile")                  \
+	X(NC_E_AUTH, 4110, "authentication failed: wrong or missing cluster key") \
+	X(NC_E_NOKEY, 4111, "cluster key file not found")                    \
+	X(NC_E_KEYMODE, 4112,                                                  \
+	  "cluster key file may be read by group or others (chmod 600 it)")  \
+	X(NC_E_KEYFILE, 4113,                                                  \
+	  "cluster key file is malformed (want one line of 64 hex digits)")
 
 enum nc_error {
 #define NC_ERR_ENUM(name, value, msg) name = value,

@@ -11,7 +11,11 @@
  *   has at most NC_SRV_MAX_INFLIGHT requests queued or running; past that the
  *   loop stops reading it (backpressure).  The first request of a connection
  *   must be CONNECT, which the framework answers itself after checking the
- *   protocol major and the filesystem name.
+ *   protocol major and the filesystem name; the second must be AUTH, the
+ *   peer's proof that it holds the cluster key (common/auth.h), answered
+ *   with the server's own proof.  Until AUTH succeeds nothing else is
+ *   served: any other request, a bad proof or a second AUTH gets an AUTH
+ *   error reply and the connection is closed.
  *
  * Ownership: a struct nc_req handed to the handler is valid until exactly one
  * nc_req_reply() (or nc_req_drop()), which may happen after the handler
@@ -24,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/auth.h"
 #include "common/types.h"
 #include "common/wire.h"
 #include "common/xprt.h"
@@ -53,6 +58,8 @@ struct nc_server_conf {
 	const char *sc_fsname;          /* CONNECT must name this */
 	uint8_t sc_uuid[16];            /* sent in the CONNECT reply */
 	uint32_t sc_role;               /* enum nc_peer_role of this server */
+	/* The cluster key, NC_AUTH_KEY_LEN bytes (copied); required. */
+	const uint8_t *sc_key;
 	int sc_threads;                 /* service threads, >= 1 */
 	nc_handler_fn sc_handler;
 	nc_conn_closed_fn sc_closed;
@@ -180,6 +187,10 @@ struct nc_cconn_opts {
 	/* How long nc_cconn_call() keeps retrying a server that is down or
 	 * restarting before giving up; default 60000. */
 	int co_retry_ms;
+	/* The cluster key, NC_AUTH_KEY_LEN bytes (copied by nc_cconn_new());
+	 * required.  A server that refuses it fails calls with -NC_E_AUTH,
+	 * which is never retried. */
+	const uint8_t *co_key;
 };
 
 /* Creates a connection object; connects lazily on first use.  @addr may

@@ -49,6 +49,7 @@ struct nc_cconn {
 	pthread_t cc_rx;
 	uint64_t cc_next_reqid;
 	uint8_t cc_uuid[16];
+	uint8_t cc_key[NC_AUTH_KEY_LEN];
 	struct nc_call *cc_pending[CC_BUCKETS];
 	int cc_npending;
 };
@@ -398,14 +399,111 @@ static int cc_connect_any(struct nc_cconn *cc, int *fd)
 	return rc;
 }
 
+/*
+ * One request and its reply on the handshake's private @fd: @body out,
+ * the reply body (malloc'd, at most @max bytes) in *@rb.  0, the reply's
+ * error status, or -errno / -NC_E_HANDSHAKE.
+ */
+static int hs_call(struct nc_cconn *cc, int fd, uint16_t opcode, const void *body,
+		   uint32_t blen, uint32_t max, uint8_t **rb, uint32_t *rlen)
+{
+	struct nc_msg_hdr h = {
+		.mh_magic = NC_MSG_MAGIC,
+		.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR,
+		.mh_opcode = opcode,
+		.mh_body_len = blen,
+	};
+	uint8_t hb[NC_HDR_LEN], *b;
+	int rc;
+
+	*rb = NULL;
+	rc = send_msg(cc, fd, false, &h, body, NULL);
+	if (rc)
+		return rc;
+	rc = read_full(cc, fd, hb, NC_HDR_LEN);
+	if (rc)
+		return rc;
+	rc = nc_hdr_decode(hb, &h);
+	if (rc)
+		return rc;
+	if (!(h.mh_flags & NC_MF_REPLY) || h.mh_opcode != opcode || h.mh_bulk_len ||
+	    h.mh_body_len > max)
+		return -NC_E_HANDSHAKE;
+	b = malloc(h.mh_body_len ? h.mh_body_len : 1);
+	if (!b)
+		return -ENOMEM;
+	rc = read_full(cc, fd, b, h.mh_body_len);
+	if (!rc)
+		rc = nc_err_from_status(h.mh_status);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*rb = b;
+	*rlen = h.mh_body_len;
+	return 0;
+}
+
+/*
+ * CONNECT then AUTH on @fd: both ends prove they hold the cluster key
+ * (common/auth.h).  -NC_E_AUTH when the server refuses our proof or
+ * cannot prove its own.
+ */
+static int cc_handshake(struct nc_cconn *cc, int fd, struct nc_connect_rep *cp)
+{
+	struct nc_connect_req cr = { 0 };
+	struct nc_auth_msg am = { 0 };
+	uint8_t body[128], *rb;
+	uint32_t rlen = 0;
+	struct nc_xdr x;
+	int rc;
+
+	cr.cr_major = NC_PROTO_MAJOR;
+	cr.cr_minor = NC_PROTO_MINOR;
+	cr.cr_role = cc->cc_opts.co_role;
+	cr.cr_features = NC_FEATURES_SUPPORTED;
+	snprintf(cr.cr_fsname, sizeof(cr.cr_fsname), "%s", cc->cc_fsname);
+	nc_auth_nonce(cr.cr_nonce);
+	nc_xdr_init_encode(&x, body, sizeof(body));
+	nc_wire_connect_req(&x, &cr);
+	rc = hs_call(cc, fd, NC_OP_CONNECT, body, (uint32_t)x.x_pos, sizeof(body), &rb, &rlen);
+	if (rc)
+		return rc;
+	nc_xdr_init_decode(&x, rb, rlen);
+	nc_wire_connect_rep(&x, cp);
+	rc = nc_xdr_finish(&x);
+	free(rb);
+	if (rc)
+		return rc;
+	/* Authentication is mutual: a server that does not prove it holds
+	 * the key is not talked to. */
+	if (!(cp->cp_features & NC_FEAT_AUTH))
+		return -NC_E_AUTH;
+	nc_auth_proof(cc->cc_key, false, cr.cr_nonce, cp->cp_nonce, cc->cc_fsname,
+		      cr.cr_role, am.am_mac);
+	nc_xdr_init_encode(&x, body, sizeof(body));
+	nc_wire_auth(&x, &am);
+	rc = hs_call(cc, fd, NC_OP_AUTH, body, (uint32_t)x.x_pos, sizeof(body), &rb, &rlen);
+	if (rc)
+		return rc;
+	nc_xdr_init_decode(&x, rb, rlen);
+	nc_wire_auth(&x, &am);
+	rc = nc_xdr_finish(&x);
+	free(rb);
+	if (rc)
+		return rc;
+	if (!nc_auth_proof_is_valid(cc->cc_key, true, cr.cr_nonce, cp->cp_nonce,
+				    cc->cc_fsname, cr.cr_role, am.am_mac)) {
+		nc_warn("rpc", "%s: the server's authentication proof is wrong", cc->cc_addr_str);
+		return -NC_E_AUTH;
+	}
+	return 0;
+}
+
 /* Connect and handshake; cc_connect_lock held. */
 static int cc_connect(struct nc_cconn *cc)
 {
-	struct nc_connect_req cr = { 0 };
 	struct nc_connect_rep cp = { 0 };
-	struct nc_msg_hdr h = { 0 };
-	uint8_t body[64], hb[NC_HDR_LEN], *rb = NULL;
-	struct nc_xdr x;
 	struct timeval tv;
 	int fd, rc;
 
@@ -420,48 +518,13 @@ static int cc_connect(struct nc_cconn *cc)
 	tv.tv_sec = cc->cc_opts.co_timeout_ms / 1000;
 	tv.tv_usec = (cc->cc_opts.co_timeout_ms % 1000) * 1000;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	cr.cr_major = NC_PROTO_MAJOR;
-	cr.cr_minor = NC_PROTO_MINOR;
-	cr.cr_role = cc->cc_opts.co_role;
-	cr.cr_features = NC_FEATURES_SUPPORTED;
-	snprintf(cr.cr_fsname, sizeof(cr.cr_fsname), "%s", cc->cc_fsname);
-	nc_xdr_init_encode(&x, body, sizeof(body));
-	nc_wire_connect_req(&x, &cr);
-	h.mh_magic = NC_MSG_MAGIC;
-	h.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR;
-	h.mh_opcode = NC_OP_CONNECT;
-	h.mh_reqid = 0;
-	h.mh_body_len = (uint32_t)x.x_pos;
-	rc = send_msg(cc, fd, false, &h, body, NULL);
-	if (rc)
-		goto out_close;
-	rc = read_full(cc, fd, hb, NC_HDR_LEN);
-	if (rc)
-		goto out_close;
-	rc = nc_hdr_decode(hb, &h);
-	if (rc)
-		goto out_close;
-	if (!(h.mh_flags & NC_MF_REPLY) || h.mh_opcode != NC_OP_CONNECT || h.mh_bulk_len) {
-		rc = -NC_E_HANDSHAKE;
-		goto out_close;
+	rc = cc_handshake(cc, fd, &cp);
+	if (rc) {
+		if (rc == -NC_E_AUTH)
+			nc_debug("rpc", "%s: %s", cc->cc_addr_str, nc_strerror(rc));
+		cc->cc_ops->xo_close(fd);
+		return rc;
 	}
-	rb = malloc(h.mh_body_len ? h.mh_body_len : 1);
-	if (!rb) {
-		rc = -ENOMEM;
-		goto out_close;
-	}
-	rc = read_full(cc, fd, rb, h.mh_body_len);
-	if (rc)
-		goto out_free;
-	rc = nc_err_from_status(h.mh_status);
-	if (rc)
-		goto out_free;
-	nc_xdr_init_decode(&x, rb, h.mh_body_len);
-	nc_wire_connect_rep(&x, &cp);
-	rc = nc_xdr_finish(&x);
-	if (rc)
-		goto out_free;
-	free(rb);
 	pthread_mutex_lock(&cc->cc_lock);
 	memcpy(cc->cc_uuid, cp.cp_uuid, 16);
 	cc->cc_fd = fd;
@@ -479,11 +542,6 @@ static int cc_connect(struct nc_cconn *cc)
 	cc->cc_rx_joinable = true;
 	nc_debug("rpc", "connected to %s", cc->cc_addr_str);
 	return 0;
-out_free:
-	free(rb);
-out_close:
-	cc->cc_ops->xo_close(fd);
-	return rc;
 }
 
 /* Parses "a[,b...]": every address must parse; those of transports not
@@ -542,6 +600,13 @@ int nc_cconn_new(const char *addr, const char *fsname,
 	snprintf(cc->cc_fsname, sizeof(cc->cc_fsname), "%s", fsname);
 	if (opts)
 		cc->cc_opts = *opts;
+	/* No key, no connection: every server asks for a proof. */
+	if (!cc->cc_opts.co_key || nc_auth_init()) {
+		rc = -EINVAL;
+		goto out_free;
+	}
+	memcpy(cc->cc_key, cc->cc_opts.co_key, NC_AUTH_KEY_LEN);
+	cc->cc_opts.co_key = cc->cc_key;
 	if (!cc->cc_opts.co_role)
 		cc->cc_opts.co_role = NC_ROLE_CLIENT;
 	if (cc->cc_opts.co_timeout_ms <= 0)
@@ -580,6 +645,7 @@ void nc_cconn_free(struct nc_cconn *cc)
 	pthread_mutex_destroy(&cc->cc_lock);
 	pthread_mutex_destroy(&cc->cc_send_lock);
 	pthread_mutex_destroy(&cc->cc_connect_lock);
+	nc_auth_wipe(cc->cc_key, sizeof(cc->cc_key));
 	free(cc);
 }
 

@@ -42,7 +42,11 @@ struct nc_srv_conn {
 	uint64_t sc_id;
 	char sc_peer[NC_ADDR_MAX + 1];
 	uint32_t sc_role;
-	bool sc_handshaken;
+	bool sc_connected;      /* CONNECT answered: the nonces are set */
+	bool sc_handshaken;     /* AUTH succeeded: requests are served */
+	bool sc_refused;        /* auth_refuse() logged why it closes */
+	uint8_t sc_nc[NC_AUTH_NONCE_LEN]; /* the peer's nonce */
+	uint8_t sc_ns[NC_AUTH_NONCE_LEN]; /* ours, new for this connection */
 	bool sc_closed;         /* under srv lock */
 	bool sc_paused;         /* under srv lock: EPOLLIN is off */
 	bool sc_kick;           /* under srv lock: the I/O thread must resume it */
@@ -65,6 +69,7 @@ struct nc_server {
 	struct nc_server_conf s_conf;
 	char s_name[32];
 	char s_fsname[NC_FSNAME_MAX + 1];
+	uint8_t s_key[NC_AUTH_KEY_LEN];
 	struct srv_listener s_lis[SRV_MAX_LISTEN];
 	int s_nlis;
 	int s_epfd;
@@ -342,13 +347,29 @@ static uint16_t proto_minor_min(uint16_t theirs)
 	return theirs < ours ? theirs : ours;
 }
 
+/*
+ * Refuses a peer that has not authenticated: an AUTH error reply, one
+ * (rate-limited) log line naming the peer, and false so that the caller
+ * closes the connection.
+ */
+static bool auth_refuse(struct nc_srv_conn *c, const char *why)
+{
+	struct nc_server *srv = c->sc_srv;
+
+	nc_warn(srv->s_name, "refused %s (connection %" PRIu64 "): %s", c->sc_peer,
+		c->sc_id, why);
+	c->sc_refused = true;
+	reply_hdr_send(c, &c->sc_hdr, -NC_E_AUTH, NULL, 0, NULL, 0);
+	return false;
+}
+
 static int handle_connect(struct nc_srv_conn *c, const uint8_t *body,
 			  uint32_t len)
 {
 	struct nc_server *srv = c->sc_srv;
 	struct nc_connect_req cr = { 0 };
 	struct nc_connect_rep cp = { 0 };
-	uint8_t out[64];
+	uint8_t out[128];
 	struct nc_xdr x;
 	int rc;
 
@@ -369,19 +390,55 @@ static int handle_connect(struct nc_srv_conn *c, const uint8_t *body,
 		reply_hdr_send(c, &c->sc_hdr, -NC_E_FSNAME, NULL, 0, NULL, 0);
 		return -NC_E_FSNAME;
 	}
+	if (!(cr.cr_features & NC_FEAT_AUTH)) {
+		auth_refuse(c, "CONNECT without authentication (no cluster key support)");
+		return -NC_E_AUTH;
+	}
 	cp.cp_major = NC_PROTO_MAJOR;
 	/* Both sides speak the smaller minor. */
 	cp.cp_minor = proto_minor_min(cr.cr_minor);
 	cp.cp_role = srv->s_conf.sc_role;
 	cp.cp_features = cr.cr_features & NC_FEATURES_SUPPORTED;
 	memcpy(cp.cp_uuid, srv->s_conf.sc_uuid, 16);
+	memcpy(c->sc_nc, cr.cr_nonce, NC_AUTH_NONCE_LEN);
+	nc_auth_nonce(c->sc_ns);
+	memcpy(cp.cp_nonce, c->sc_ns, NC_AUTH_NONCE_LEN);
 	nc_xdr_init_encode(&x, out, sizeof(out));
 	nc_wire_connect_rep(&x, &cp);
 	c->sc_role = cr.cr_role;
-	c->sc_handshaken = true;
+	c->sc_connected = true;
 	nc_debug(srv->s_name, "connection %" PRIu64 " from %s: role %u",
 		 c->sc_id, c->sc_peer, cr.cr_role);
 	return reply_hdr_send(c, &c->sc_hdr, 0, out, (uint32_t)x.x_pos, NULL, 0);
+}
+
+/* AUTH: checks the peer's proof and answers with ours.  False to close. */
+static bool handle_auth(struct nc_srv_conn *c, const uint8_t *body, uint32_t len)
+{
+	struct nc_server *srv = c->sc_srv;
+	struct nc_auth_msg am = { 0 };
+	uint8_t out[NC_AUTH_MAC_LEN];
+	struct nc_xdr x;
+
+	if (!c->sc_connected)
+		return auth_refuse(c, "AUTH before CONNECT");
+	if (c->sc_handshaken)
+		return auth_refuse(c, "second AUTH on an authenticated connection");
+	nc_xdr_init_decode(&x, body, len);
+	nc_wire_auth(&x, &am);
+	if (nc_xdr_finish(&x) || c->sc_hdr.mh_bulk_len)
+		return auth_refuse(c, "malformed AUTH");
+	if (!nc_auth_proof_is_valid(srv->s_key, false, c->sc_nc, c->sc_ns, srv->s_fsname,
+				    c->sc_role, am.am_mac))
+		return auth_refuse(c, "authentication failed (wrong cluster key?)");
+	nc_auth_proof(srv->s_key, true, c->sc_nc, c->sc_ns, srv->s_fsname, c->sc_role,
+		      am.am_mac);
+	nc_xdr_init_encode(&x, out, sizeof(out));
+	nc_wire_auth(&x, &am);
+	c->sc_handshaken = true;
+	nc_debug(srv->s_name, "connection %" PRIu64 " from %s: authenticated",
+		 c->sc_id, c->sc_peer);
+	return reply_hdr_send(c, &c->sc_hdr, 0, out, (uint32_t)x.x_pos, NULL, 0) == 0;
 }
 
 /* Returns true when the message was queued or handled, false to close. */
@@ -399,16 +456,32 @@ static bool dispatch(struct nc_srv_conn *c)
 		goto drop;
 	}
 	if (h->mh_opcode == NC_OP_CONNECT) {
-		int rc = handle_connect(c, req->rq_body, h->mh_body_len);
+		int rc;
 
+		/* A connection is authenticated once, for its life: a second
+		 * CONNECT would start over with new nonces. */
+		if (c->sc_connected) {
+			auth_refuse(c, "second CONNECT");
+			goto drop;
+		}
+		rc = handle_connect(c, req->rq_body, h->mh_body_len);
 		if (rc == -NC_E_PROTO)
 			nc_warn(srv->s_name, "%s: malformed CONNECT", c->sc_peer);
 		free(sr);
 		return rc == 0;
 	}
+	if (h->mh_opcode == NC_OP_AUTH) {
+		bool ok = handle_auth(c, req->rq_body, h->mh_body_len);
+
+		free(sr);
+		return ok;
+	}
 	if (!c->sc_handshaken) {
-		nc_warn(srv->s_name, "%s: malformed: %s (opcode %u) before CONNECT",
-			c->sc_peer, nc_op_name(h->mh_opcode), h->mh_opcode);
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s (opcode %u) before authentication",
+			 nc_op_name(h->mh_opcode), h->mh_opcode);
+		auth_refuse(c, why);
 		goto drop;
 	}
 	if (h->mh_opcode == NC_OP_PING) {
@@ -535,7 +608,8 @@ static void conn_readable(struct nc_srv_conn *c)
 			 * who it is. */
 			if (!c->sc_handshaken && c->sc_mlen > SRV_PREAUTH_MAX) {
 				snprintf(why, sizeof(why),
-					 "malformed: %zu-byte message before CONNECT", c->sc_mlen);
+					 "malformed: %zu-byte message before authentication",
+					 c->sc_mlen);
 				nc_warn(srv->s_name, "%s: %s", c->sc_peer, why);
 				conn_close(c, why);
 				return;
@@ -562,7 +636,8 @@ static void conn_readable(struct nc_srv_conn *c)
 		}
 		c->sc_hgot = 0;
 		if (!dispatch(c)) {
-			conn_close(c, "protocol error");
+			/* A refused peer has had its one line already. */
+			conn_close(c, c->sc_refused ? NULL : "protocol error");
 			return;
 		}
 	}
@@ -710,8 +785,11 @@ int nc_server_new(const struct nc_server_conf *conf, struct nc_server **out)
 	struct nc_server *srv;
 	struct epoll_event e;
 
-	if (!conf->sc_handler || conf->sc_threads < 1 || !conf->sc_fsname)
+	/* No key, no server: every connection must authenticate. */
+	if (!conf->sc_handler || conf->sc_threads < 1 || !conf->sc_fsname || !conf->sc_key)
 		return -EINVAL;
+	if (nc_auth_init())
+		return -EIO;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -720,6 +798,8 @@ int nc_server_new(const struct nc_server_conf *conf, struct nc_server **out)
 	snprintf(srv->s_fsname, sizeof(srv->s_fsname), "%s", conf->sc_fsname);
 	srv->s_conf.sc_name = srv->s_name;
 	srv->s_conf.sc_fsname = srv->s_fsname;
+	memcpy(srv->s_key, conf->sc_key, NC_AUTH_KEY_LEN);
+	srv->s_conf.sc_key = srv->s_key;
 	pthread_mutex_init(&srv->s_lock, NULL);
 	pthread_cond_init(&srv->s_cond, NULL);
 	srv->s_epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -931,5 +1011,6 @@ void nc_server_free(struct nc_server *srv)
 	nc_reqq_fini(&srv->s_queue);
 	pthread_mutex_destroy(&srv->s_lock);
 	pthread_cond_destroy(&srv->s_cond);
+	nc_auth_wipe(srv->s_key, sizeof(srv->s_key));
 	free(srv);
 }

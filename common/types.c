@@ -88,6 +88,22 @@ void nc_deadline_ms(struct timespec *ts, clockid_t clk, int ms)
 	}
 }
 
+bool nc_pool_name_is_valid(const char *name)
+{
+	size_t n = 0;
+
+	for (; name[n]; n++) {
+		char c = name[n];
+
+		if (n == NC_POOL_NAME_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return n > 0;
+}
+
 bool nc_cred_in_group(const struct nc_cred *c, uint32_t gid)
 {
 	uint32_t n = c->c_ngroups;

@@ -20,6 +20,10 @@
 #define NC_FSNAME_MAX 31
 #define NC_ADDR_MAX 127          /* "tcp://host:port" */
 #define NC_MAX_STRIPES 64        /* objects in one layout */
+/* OST pools: named sets of OST indexes kept by the MDS.  Names are 1 to
+ * NC_POOL_NAME_MAX characters of [A-Za-z0-9_.-]. */
+#define NC_POOL_NAME_MAX 15
+#define NC_POOLS_MAX 64          /* pools per filesystem */
 #define NC_MAX_GROUPS 32         /* supplementary groups sent with a request */
 #define NC_XATTR_NAME_MAX 255
 #define NC_XATTR_VALUE_MAX 65536
@@ -121,14 +125,19 @@ struct nc_layout {
 	 * OSTs (a migrated file's objects are new ones, so they cannot share
 	 * the file's FID with the old ones).  Encoded only when the flag says so. */
 	struct nc_fid l_obj;
+	/* Templates with NC_LAYOUT_POOL: new files use only the active OSTs
+	 * of this OST pool (NUL-terminated; encoded only with the flag). */
+	char l_pool[NC_POOL_NAME_MAX + 1];
 	struct nc_layout_shard l_shards[NC_MAX_STRIPES];
 };
 
 #define NC_LAYOUT_TEMPLATE 0x1u /* a directory default, holds no shards */
 #define NC_LAYOUT_PACK 0x2u     /* template: new small files are packed */
 #define NC_LAYOUT_PACKED 0x4u   /* file: bytes in a pack, l_pack_* say where */
-#define NC_LAYOUT_OBJFID 0x8u   /* file: objects named by l_obj, not the file's FID */
-#define NC_LAYOUT_FLAGS (NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_PACKED | NC_LAYOUT_OBJFID)
+#define NC_LAYOUT_POOL 0x8u     /* template: l_pool names an OST pool */
+#define NC_LAYOUT_OBJFID 0x10u  /* file: objects named by l_obj, not the file's FID */
+#define NC_LAYOUT_FLAGS (NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_PACKED | \
+			 NC_LAYOUT_POOL | NC_LAYOUT_OBJFID)
 #define NC_PACK_MAX_DEFAULT (1u << 20)
 #define NC_PACK_MAX_LIMIT (64u << 20)   /* largest pack_max a template may set */
 /* The objects of pack N are those of FID (NC_PACK_FID_SEQ, N): a sequence
@@ -146,6 +155,40 @@ static inline const struct nc_fid *nc_layout_obj_fid(const struct nc_layout *l,
 	return (l->l_flags & NC_LAYOUT_OBJFID) ? &l->l_obj : fid;
 }
 
+/*
+ * One changelog record: a namespace change the MDS made (as Lustre's
+ * changelogs, for data movers and policy engines).  cr_fid is the file the
+ * change is about, cr_parent and cr_name the entry it made or removed; a
+ * rename also names the entry it came from (cr_sparent, cr_sname).
+ */
+enum nc_changelog_type {
+	NC_CL_CREATE = 1,
+	NC_CL_MKDIR = 2,
+	NC_CL_HLINK = 3,
+	NC_CL_SLINK = 4,
+	NC_CL_MKNOD = 5,
+	NC_CL_UNLINK = 6,
+	NC_CL_RMDIR = 7,
+	NC_CL_RENAME = 8,
+	NC_CL_SETATTR = 9,
+	NC_CL_TRUNC = 10,
+	NC_CL_XATTR = 11,
+	NC_CL_LAYOUT = 12,
+	NC_CL_TYPE_MAX = NC_CL_LAYOUT,
+};
+struct nc_changelog_rec {
+	uint64_t cr_seq;
+	uint32_t cr_type;       /* enum nc_changelog_type */
+	uint32_t cr_uid;        /* who made the change */
+	uint32_t cr_gid;
+	struct nc_timespec cr_time;
+	struct nc_fid cr_fid;
+	struct nc_fid cr_parent;
+	char cr_name[NC_NAME_MAX + 1];
+	struct nc_fid cr_sparent;
+	char cr_sname[NC_NAME_MAX + 1];
+};
+
 /* The caller's identity, checked by the MDS against mode bits. */
 struct nc_cred {
 	uint32_t c_uid;
@@ -158,6 +201,12 @@ enum nc_ost_state {
 	NC_OST_DOWN = 0,
 	NC_OST_UP = 1,
 };
+/* In o_state's high bits (OST_LIST replies, the MDS's table): an
+ * administrator deactivated the OST; it serves existing objects but gets
+ * no new ones.  NC_OST_STATE_MASK keeps the enum nc_ost_state part. */
+#define NC_OST_INACTIVE 0x200u
+#define NC_OST_STATE_MASK 0xffu
+
 
 struct nc_ost_info {
 	uint32_t o_index;
@@ -206,6 +255,8 @@ void nc_deadline_ms(struct timespec *ts, clockid_t clk, int ms);
 #define NC_MAY_WRITE 2u
 #define NC_MAY_EXEC 1u
 bool nc_cred_in_group(const struct nc_cred *c, uint32_t gid);
+/* True for a valid OST pool name: 1 to NC_POOL_NAME_MAX of [A-Za-z0-9_.-]. */
+bool nc_pool_name_is_valid(const char *name);
 /* generic_permission() as Linux does it: 0 or -EACCES. */
 int nc_permission(const struct nc_attr *a, const struct nc_cred *c, unsigned int want);
 

@@ -165,6 +165,8 @@ void nc_xdr_init_encode(struct nc_xdr *x, void *buf, size_t cap)
 	x->x_len = cap;
 	x->x_pos = 0;
 	x->x_err = 0;
+	x->x_cred_fix = NULL;
+	x->x_cred_arg = NULL;
 }
 
 void nc_xdr_init_decode(struct nc_xdr *x, const void *buf, size_t len)
@@ -175,6 +177,8 @@ void nc_xdr_init_decode(struct nc_xdr *x, const void *buf, size_t len)
 	x->x_len = len;
 	x->x_pos = 0;
 	x->x_err = 0;
+	x->x_cred_fix = NULL;
+	x->x_cred_arg = NULL;
 }
 
 int nc_xdr_finish(struct nc_xdr *x)
@@ -386,7 +390,13 @@ void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
 		if (l->l_flags & NC_LAYOUT_PACK)
 			nc_xdr_u32(x, &l->l_pack_max);
+		if (l->l_flags & NC_LAYOUT_POOL)
+			nc_xdr_str(x, l->l_pool, NC_POOL_NAME_MAX);
 		return; /* templates hold no shards */
+	}
+	if (l->l_flags & NC_LAYOUT_POOL) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return; /* a pool is a template's business */
 	}
 	if (l->l_flags & NC_LAYOUT_PACKED) {
 		nc_xdr_u64(x, &l->l_pack_id);
@@ -427,6 +437,23 @@ void nc_xdr_cred(struct nc_xdr *x, struct nc_cred *c)
 	}
 	for (uint32_t i = 0; i < c->c_ngroups; i++)
 		nc_xdr_u32(x, &c->c_groups[i]);
+	if (!x->x_err && x->x_op == NC_XDR_DECODE && x->x_cred_fix)
+		x->x_cred_fix(c, x->x_cred_arg);
+}
+
+/* Also the MDT's record format (mds/ns_changelog.c). */
+void nc_xdr_changelog_rec(struct nc_xdr *x, struct nc_changelog_rec *r)
+{
+	nc_xdr_u64(x, &r->cr_seq);
+	nc_xdr_u32(x, &r->cr_type);
+	nc_xdr_u32(x, &r->cr_uid);
+	nc_xdr_u32(x, &r->cr_gid);
+	xdr_time(x, &r->cr_time);
+	nc_xdr_fid(x, &r->cr_fid);
+	nc_xdr_fid(x, &r->cr_parent);
+	nc_xdr_str(x, r->cr_name, NC_NAME_MAX);
+	nc_xdr_fid(x, &r->cr_sparent);
+	nc_xdr_str(x, r->cr_sname, NC_NAME_MAX);
 }
 
 void nc_xdr_ost_info(struct nc_xdr *x, struct nc_ost_info *o)
@@ -457,6 +484,9 @@ void nc_wire_connect_req(struct nc_xdr *x, struct nc_connect_req *m)
 	nc_xdr_u32(x, &m->cr_role);
 	nc_xdr_u64(x, &m->cr_features);
 	nc_xdr_str(x, m->cr_fsname, NC_FSNAME_MAX);
+	/* Decoded after cr_features, so the bit is known in both directions. */
+	if (m->cr_features & NC_FEAT_AUTH)
+		nc_xdr_fixed(x, m->cr_nonce, sizeof(m->cr_nonce));
 }
 
 void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m)
@@ -466,6 +496,13 @@ void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m)
 	nc_xdr_u32(x, &m->cp_role);
 	nc_xdr_u64(x, &m->cp_features);
 	nc_xdr_fixed(x, m->cp_uuid, sizeof(m->cp_uuid));
+	if (m->cp_features & NC_FEAT_AUTH)
+		nc_xdr_fixed(x, m->cp_nonce, sizeof(m->cp_nonce));
+}
+
+void nc_wire_auth(struct nc_xdr *x, struct nc_auth_msg *m)
+{
+	nc_xdr_fixed(x, m->am_mac, sizeof(m->am_mac));
 }
 
 void nc_wire_ost_register_req(struct nc_xdr *x, struct nc_ost_register_req *m)
@@ -679,6 +716,27 @@ void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m)
 	}
 }
 
+void nc_wire_changelog_req(struct nc_xdr *x, struct nc_changelog_req *m)
+{
+	nc_xdr_cred(x, &m->cl_cred);
+	nc_xdr_u64(x, &m->cl_seq);
+	nc_xdr_u32(x, &m->cl_max);
+}
+
+void nc_wire_changelog_rep(struct nc_xdr *x, struct nc_changelog_rep *m)
+{
+	nc_xdr_u64(x, &m->cp_last);
+	nc_xdr_u32(x, &m->cp_count);
+	if (x->x_err)
+		return;
+	if (m->cp_count > NC_CHANGELOG_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->cp_count; i++)
+		nc_xdr_changelog_rec(x, &m->cp_recs[i]);
+}
+
 void nc_wire_setattr_req(struct nc_xdr *x, struct nc_setattr_req *m)
 {
 	nc_xdr_cred(x, &m->sa_cred);
@@ -824,4 +882,52 @@ void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m)
 	nc_xdr_u32(x, &m->ss_shard);
 	nc_xdr_u32(x, &m->ss_set);
 	nc_xdr_u32(x, &m->ss_clear);
+}
+
+void nc_wire_ost_admin_req(struct nc_xdr *x, struct nc_ost_admin_req *m)
+{
+	nc_xdr_cred(x, &m->oa_cred);
+	nc_xdr_u32(x, &m->oa_index);
+	nc_xdr_u32(x, &m->oa_op);
+}
+
+/* A count of OST indexes followed by them, at most NC_MAX_OSTS. */
+static void nc_xdr_ost_indexes(struct nc_xdr *x, uint32_t *count, uint32_t *idx)
+{
+	nc_xdr_u32(x, count);
+	if (x->x_err)
+		return;
+	if (*count > NC_MAX_OSTS) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
+		return;
+	}
+	for (uint32_t i = 0; i < *count; i++)
+		nc_xdr_u32(x, &idx[i]);
+}
+
+void nc_wire_pool_req(struct nc_xdr *x, struct nc_pool_req *m)
+{
+	nc_xdr_cred(x, &m->pr_cred);
+	nc_xdr_u32(x, &m->pr_op);
+	nc_xdr_str(x, m->pr_name, NC_POOL_NAME_MAX);
+	nc_xdr_ost_indexes(x, &m->pr_count, m->pr_osts);
+}
+
+void nc_wire_pool_info(struct nc_xdr *x, struct nc_pool_info *m)
+{
+	nc_xdr_str(x, m->pi_name, NC_POOL_NAME_MAX);
+	nc_xdr_ost_indexes(x, &m->pi_count, m->pi_osts);
+}
+
+void nc_wire_pool_list_rep(struct nc_xdr *x, struct nc_pool_list_rep *m)
+{
+	nc_xdr_u32(x, &m->pl_count);
+	if (x->x_err)
+		return;
+	if (m->pl_count > NC_POOLS_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pl_count; i++)
+		nc_wire_pool_info(x, &m->pl_pools[i]);
 }

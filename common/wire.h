@@ -23,7 +23,17 @@
  *   1.1  erasure coding: SHARD_STATE, OBJ_LOCK, OBJ_UNLOCK, OBJ_VERIFY;
  *        OST_REGISTER may carry NC_OSTREG_REPLACE in o_state's high bits.
  *   1.2  small files: FID_GRANT, PACK_*, LOOKUP_MANY.
- *   1.3  migration: MIGRATE; a file layout may carry NC_LAYOUT_OBJFID and
+ *   1.3  authentication: feature NC_FEAT_AUTH; with it CONNECT carries the
+ *        client nonce (cr_nonce) and its reply the server nonce (cp_nonce);
+ *        new AUTH request and reply (struct nc_auth_msg), wire status AUTH.
+ *        A server serves nothing but CONNECT and one AUTH until AUTH
+ *        succeeds (common/auth.h).
+ *        OST administration: OST_ADMIN (activate, deactivate), POOL and
+ *        POOL_LIST (OST pools); OST_LIST replies carry NC_OST_INACTIVE in
+ *        o_state's high bits; a layout template with NC_LAYOUT_POOL ends
+ *        with the pool name (after l_pack_max when NC_LAYOUT_PACK is set).
+ *        The changelog: CHANGELOG_READ and CHANGELOG_CLEAR (root only).
+ *   1.4  migration: MIGRATE; a file layout may carry NC_LAYOUT_OBJFID and
  *        then l_obj (the FID naming its objects) after the pack fields.
  */
 #ifndef NC_WIRE_H
@@ -36,7 +46,7 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 3
+#define NC_PROTO_MINOR 4
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -46,7 +56,10 @@
 
 /* Feature bits exchanged at connect; code tests these, never versions. */
 #define NC_FEAT_BULK_SPLIT 0x1ull /* body and bulk are separate (always set) */
-#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT)
+/* Cluster-key authentication (common/auth.h): CONNECT and its reply carry
+ * nonces and AUTH follows.  Servers refuse peers without it. */
+#define NC_FEAT_AUTH 0x2ull
+#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH)
 
 struct nc_msg_hdr {
 	uint32_t mh_magic;
@@ -67,6 +80,7 @@ struct nc_msg_hdr {
 #define NC_OPCODES(X)                   \
 	X(CONNECT, 1, 1)                \
 	X(PING, 2, 1)                   \
+	X(AUTH, 3, 0)                   \
 	X(OST_REGISTER, 10, 1)          \
 	X(OST_LIST, 11, 1)              \
 	X(MDS_STATFS, 12, 1)            \
@@ -106,6 +120,11 @@ struct nc_msg_hdr {
 	X(OBJ_LOCK, 58, 0)              \
 	X(OBJ_UNLOCK, 59, 1)            \
 	X(OBJ_VERIFY, 60, 1)            \
+	X(OST_ADMIN, 61, 1)             \
+	X(POOL, 62, 0)                  \
+	X(POOL_LIST, 63, 1)             \
+	X(CHANGELOG_READ, 90, 1)        \
+	X(CHANGELOG_CLEAR, 91, 1)       \
 	X(MIGRATE, 45, 0)
 
 enum nc_opcode {
@@ -164,7 +183,8 @@ bool nc_op_is_idempotent(uint16_t opcode);
 	X(PACKED, 1008, -NC_E_PACKED)       \
 	X(CHANGED, 1009, -NC_E_CHANGED)     \
 	X(HOSTDOWN, 112, -EHOSTDOWN)        \
-	X(NODEV, 19, -ENODEV)
+	X(NODEV, 19, -ENODEV)               \
+	X(AUTH, 1010, -NC_E_AUTH)
 
 enum nc_wire_status {
 #define NC_WS_ENUM(name, value, err) NC_WS_##name = value,
@@ -197,6 +217,10 @@ struct nc_xdr {
 	size_t x_len;           /* encode: capacity; decode: bytes available */
 	size_t x_pos;
 	int x_err;
+	/* Decode: called on every credential decoded without error, so a
+	 * server can rewrite identities (root squash) in one place. */
+	void (*x_cred_fix)(struct nc_cred *c, const void *arg);
+	const void *x_cred_arg;
 };
 
 void nc_xdr_init_encode(struct nc_xdr *x, void *buf, size_t cap);
@@ -224,6 +248,7 @@ void nc_xdr_attr(struct nc_xdr *x, struct nc_attr *a);
 void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l);
 void nc_xdr_cred(struct nc_xdr *x, struct nc_cred *c);
 void nc_xdr_ost_info(struct nc_xdr *x, struct nc_ost_info *o);
+void nc_xdr_changelog_rec(struct nc_xdr *x, struct nc_changelog_rec *r);
 void nc_xdr_statfs(struct nc_xdr *x, struct nc_statfs *s);
 
 /* ---- Message shapes.  Each comment lists the opcodes that use it. ---- */
@@ -235,6 +260,8 @@ struct nc_connect_req {
 	uint32_t cr_role;       /* enum nc_peer_role */
 	uint64_t cr_features;
 	char cr_fsname[NC_FSNAME_MAX + 1];
+	/* With NC_FEAT_AUTH in cr_features: the client's nonce. */
+	uint8_t cr_nonce[32];
 };
 enum nc_peer_role { NC_ROLE_CLIENT = 1, NC_ROLE_OSS = 2, NC_ROLE_MDS = 3, NC_ROLE_TOOL = 4 };
 
@@ -245,6 +272,15 @@ struct nc_connect_rep {
 	uint32_t cp_role;       /* the server's role */
 	uint64_t cp_features;   /* the intersection both sides use */
 	uint8_t cp_uuid[16];    /* the server's filesystem or target uuid */
+	/* With NC_FEAT_AUTH in cp_features: the server's nonce, new for
+	 * every connection. */
+	uint8_t cp_nonce[32];
+};
+
+/* AUTH request (the client's proof) and reply (the server's proof):
+ * HMAC-SHA256 of the nonces with the cluster key (common/auth.h). */
+struct nc_auth_msg {
+	uint8_t am_mac[32];
 };
 
 /* OST_REGISTER request (an OSS announcing one of its OSTs). */
@@ -482,6 +518,23 @@ struct nc_pack_list {
 	struct nc_pack_rec pl_packs[NC_PACK_LIST_MAX];
 };
 
+/*
+ * CHANGELOG_READ: records with a sequence number above cl_seq, at most
+ * cl_max of them (the reply says how many, and the highest number given so
+ * far).  CHANGELOG_CLEAR: removes the records up to cl_seq.  Root only.
+ */
+#define NC_CHANGELOG_MAX 128u
+struct nc_changelog_req {
+	struct nc_cred cl_cred;
+	uint64_t cl_seq;
+	uint32_t cl_max;
+};
+struct nc_changelog_rep {
+	uint64_t cp_last;       /* highest sequence number given so far */
+	uint32_t cp_count;
+	struct nc_changelog_rec cp_recs[NC_CHANGELOG_MAX];
+};
+
 /* PACK_FILES: the files that use pack pf_pack, after pf_after. */
 #define NC_PACK_FILES_MAX 1024u
 struct nc_pack_files {
@@ -587,6 +640,43 @@ struct nc_shard_req {
  * empty one (new uuid), and the MDS accepts the new uuid for the index. */
 #define NC_OSTREG_REPLACE 0x100u
 
+/* OST_ADMIN: an administrator (uid 0) changes how the MDS uses OST
+ * oa_index.  A deactivated OST still serves the objects it holds but gets
+ * no new ones; the state is kept on the MDT.  Empty reply. */
+struct nc_ost_admin_req {
+	struct nc_cred oa_cred;
+	uint32_t oa_index;
+	uint32_t oa_op;         /* NC_OSTADM_* */
+};
+#define NC_OSTADM_ACTIVATE 1u
+#define NC_OSTADM_DEACTIVATE 2u
+
+/* POOL (changes, uid 0; empty reply) and POOL_LIST (pr_name "": every
+ * pool; the reply is an nc_pool_list_rep) requests. */
+struct nc_pool_req {
+	struct nc_cred pr_cred;
+	uint32_t pr_op;         /* NC_POOLOP_*; POOL_LIST: 0 */
+	char pr_name[NC_POOL_NAME_MAX + 1];
+	uint32_t pr_count;      /* ADD, REMOVE: OST indexes in pr_osts */
+	uint32_t pr_osts[NC_MAX_OSTS];
+};
+#define NC_POOLOP_CREATE 1u
+#define NC_POOLOP_DESTROY 2u
+#define NC_POOLOP_ADD 3u
+#define NC_POOLOP_REMOVE 4u
+
+/* One pool: its name and member OST indexes in increasing order. */
+struct nc_pool_info {
+	char pi_name[NC_POOL_NAME_MAX + 1];
+	uint32_t pi_count;
+	uint32_t pi_osts[NC_MAX_OSTS];
+};
+
+struct nc_pool_list_rep {
+	uint32_t pl_count;
+	struct nc_pool_info pl_pools[NC_POOLS_MAX];
+};
+
 /* OBJ_READ (bytes returned in bulk; short when the object ends), OBJ_STAT. */
 struct nc_obj_rep {
 	uint64_t op_size;       /* OBJ_STAT: object size; READ: bytes read */
@@ -595,6 +685,7 @@ struct nc_obj_rep {
 
 void nc_wire_connect_req(struct nc_xdr *x, struct nc_connect_req *m);
 void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m);
+void nc_wire_auth(struct nc_xdr *x, struct nc_auth_msg *m);
 void nc_wire_ost_register_req(struct nc_xdr *x, struct nc_ost_register_req *m);
 void nc_wire_ost_list_rep(struct nc_xdr *x, struct nc_ost_list_rep *m);
 void nc_wire_statfs_rep(struct nc_xdr *x, struct nc_statfs_rep *m);
@@ -609,6 +700,8 @@ void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m);
 void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m);
 void nc_wire_migrate_req(struct nc_xdr *x, struct nc_migrate_req *m);
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m);
+void nc_wire_changelog_req(struct nc_xdr *x, struct nc_changelog_req *m);
+void nc_wire_changelog_rep(struct nc_xdr *x, struct nc_changelog_rep *m);
 void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m);
 void nc_wire_lookup_many_req(struct nc_xdr *x, struct nc_lookup_many *m);
 void nc_wire_lookup_many_rep(struct nc_xdr *x, struct nc_lookup_many *m);
@@ -628,5 +721,9 @@ void nc_wire_obj_req(struct nc_xdr *x, struct nc_obj_req *m);
 void nc_wire_obj_rep(struct nc_xdr *x, struct nc_obj_rep *m);
 void nc_wire_verify_rep(struct nc_xdr *x, struct nc_verify_rep *m);
 void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m);
+void nc_wire_ost_admin_req(struct nc_xdr *x, struct nc_ost_admin_req *m);
+void nc_wire_pool_req(struct nc_xdr *x, struct nc_pool_req *m);
+void nc_wire_pool_info(struct nc_xdr *x, struct nc_pool_info *m);
+void nc_wire_pool_list_rep(struct nc_xdr *x, struct nc_pool_list_rep *m);
 
 #endif

@@ -107,6 +107,8 @@ step "Start a filesystem with 4 OSTs" \
 	"One MDS (namespace, layouts) and one OSS per OST, all on 127.0.0.1," \
 	"formatted in $CDIR and mounted at $MNT."
 show "$CLUSTER" up --dir "$CDIR" --osts 4 --port "$PORT"
+# The CLI proves it holds the cluster key nacre-cluster made.
+export NACRE_KEYFILE=$CDIR/cluster.key
 
 step "Look at the filesystem" \
 	"nacre df lists the MDT and every OST, like lfs df."

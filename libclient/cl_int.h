@@ -52,6 +52,7 @@ struct nacre_fs {
 	struct nc_cred fs_cred;
 	int fs_timeout_ms;
 	int fs_retry_ms;
+	uint8_t fs_key[NC_AUTH_KEY_LEN]; /* the cluster key */
 	pthread_mutex_t fs_lock;        /* OST table, open list, hidden list */
 	struct cl_ost fs_osts[NC_MAX_OSTS];
 	struct nacre_file *fs_open;

@@ -106,10 +106,12 @@ void cl_layout_to_public(const struct nc_layout *l, struct nacre_layout *out)
 	out->k = l->l_k;
 	out->m = l->l_m;
 	out->first_ost = l->l_first_ost;
-	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED);
+	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED | NACRE_LAYOUT_POOL);
 	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
 		if (l->l_flags & NC_LAYOUT_PACK)
 			out->pack_max = l->l_pack_max;
+		if (l->l_flags & NC_LAYOUT_POOL)
+			memcpy(out->pool, l->l_pool, sizeof(out->pool));
 		return;
 	}
 	if (l->l_flags & NC_LAYOUT_PACKED) {
@@ -143,6 +145,10 @@ void cl_layout_from_public(const struct nacre_layout *in, struct nc_layout *l)
 		l->l_flags |= NC_LAYOUT_PACK;
 		l->l_pack_max = in->pack_max;
 	}
+	if (in->flags & NACRE_LAYOUT_POOL) {
+		l->l_flags |= NC_LAYOUT_POOL;
+		snprintf(l->l_pool, sizeof(l->l_pool), "%s", in->pool);
+	}
 }
 
 /* ---- OSTs ---- */
@@ -171,7 +177,7 @@ int cl_ost_refresh(struct nacre_fs *fs)
 			continue;
 		co = &fs->fs_osts[o->o_index];
 		co->co_known = true;
-		co->co_up = o->o_state == NC_OST_UP;
+		co->co_up = (o->o_state & NC_OST_STATE_MASK) == NC_OST_UP;
 		co->co_info = *o;
 	}
 	pthread_mutex_unlock(&fs->fs_lock);
@@ -184,7 +190,8 @@ static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cco
 {
 	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
 				      .co_timeout_ms = fs->fs_timeout_ms,
-				      .co_retry_ms = fs->fs_retry_ms };
+				      .co_retry_ms = fs->fs_retry_ms,
+				      .co_key = fs->fs_key };
 	int rc;
 
 	/* An OSS that moved (restarted on another port) gets a new connection;
@@ -235,12 +242,25 @@ int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
 
 /* ---- connect ---- */
 
+_Static_assert(NACRE_E_AUTH == NC_E_AUTH && NACRE_E_NOKEY == NC_E_NOKEY &&
+	       NACRE_E_KEYMODE == NC_E_KEYMODE && NACRE_E_KEYFILE == NC_E_KEYFILE,
+	       "nacre.h key errors are the common/errors.h ones");
+
+NACRE_API int nacre_keyfile_path(const char *keyfile, const char *fsname, char *buf,
+				 size_t len)
+{
+	if (!fsname || !buf)
+		return -EINVAL;
+	return nc_auth_key_path(keyfile, fsname, buf, len);
+}
+
 
 NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 			    const struct nacre_opts *opts, struct nacre_fs **out)
 {
 	struct nc_cconn_opts co = { .co_role = NC_ROLE_CLIENT };
 	struct nacre_fs *fs;
+	char path[4096];
 	int rc;
 
 	if (!mds_addr || !fsname || strlen(mds_addr) > NC_ADDR_MAX ||
@@ -252,6 +272,8 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 	snprintf(fs->fs_mds_addr, sizeof(fs->fs_mds_addr), "%s", mds_addr);
 	snprintf(fs->fs_name, sizeof(fs->fs_name), "%s", fsname);
 	pthread_mutex_init(&fs->fs_lock, NULL);
+	if (opts && opts->server_peer)
+		co.co_role = NC_ROLE_MDS;
 	fs->fs_timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
 	fs->fs_retry_ms = opts && opts->retry_ms > 0 ? opts->retry_ms : 60000;
 	if (!opts || opts->readahead_kb == 0)
@@ -266,8 +288,14 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 			   &fs->fs_ncache);
 	if (rc)
 		goto out_free;
+	rc = nc_auth_key_path(opts ? opts->keyfile : NULL, fsname, path, sizeof(path));
+	if (!rc)
+		rc = nc_auth_key_load(path, fs->fs_key);
+	if (rc)
+		goto out_free;
 	co.co_timeout_ms = fs->fs_timeout_ms;
 	co.co_retry_ms = fs->fs_retry_ms;
+	co.co_key = fs->fs_key;
 	rc = nc_cconn_new(mds_addr, fsname, &co, &fs->fs_mds);
 	if (rc)
 		goto out_free;
@@ -310,6 +338,7 @@ NACRE_API void nacre_disconnect(struct nacre_fs *fs)
 	}
 	cl_ncache_free(fs->fs_ncache);
 	pthread_mutex_destroy(&fs->fs_lock);
+	nc_auth_wipe(fs->fs_key, sizeof(fs->fs_key));
 	free(fs);
 }
 
@@ -407,6 +436,7 @@ NACRE_API int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsig
 		uuid_unparse_lower(co->co_info.o_uuid, list[n].uuid);
 		snprintf(list[n].addr, sizeof(list[n].addr), "%s", co->co_info.o_addr);
 		list[n].transport = co->co_conn ? nc_cconn_xprt_name(co->co_conn) : NULL;
+		list[n].active = !(co->co_info.o_state & NC_OST_INACTIVE);
 		n++;
 	}
 	pthread_mutex_unlock(&fs->fs_lock);

@@ -38,7 +38,17 @@ extern "C" {
 #define NACRE_MAX_STRIPES 64
 #define NACRE_MAX_GROUPS 32
 #define NACRE_ADDR_MAX 127
+
+/** Errors of the cluster key, as nacre_connect() returns them negated:
+ * the server refused our key, and the key file was not found, may be read
+ * by group or others, or is malformed. */
+#define NACRE_E_AUTH 4110
+#define NACRE_E_NOKEY 4111
+#define NACRE_E_KEYMODE 4112
+#define NACRE_E_KEYFILE 4113
 #define NACRE_FSNAME_MAX 31
+#define NACRE_POOL_NAME_MAX 15
+#define NACRE_MAX_OSTS 256
 
 struct nacre_fs;
 struct nacre_file;
@@ -92,6 +102,9 @@ struct nacre_layout {
 		uint32_t ost;
 		uint32_t flags; /**< NACRE_SHARD_* */
 	} shards[NACRE_MAX_STRIPES];
+	/** Template with NACRE_LAYOUT_POOL: new files use only the active OSTs
+	 * of this OST pool (see nacre_pool_create()). */
+	char pool[NACRE_POOL_NAME_MAX + 1];
 	/** The FID that names the objects of a migrated file (they are new
 	 * ones); all zero when the objects are named by the file's own FID
 	 * (or, packed, the pack's).  Ignored by nacre_setlayout(). */
@@ -104,6 +117,8 @@ struct nacre_layout {
 /** File: its bytes are the extent (pack_id, pack_off, pack_len) of a pack,
  * whose layout is the rest of the structure. */
 #define NACRE_LAYOUT_PACKED 0x4u
+/** Template: pool names the OST pool of new files. */
+#define NACRE_LAYOUT_POOL 0x8u
 #define NACRE_PACK_MAX_DEFAULT (1024u * 1024)
 /** The objects of pack N are those of FID (NACRE_PACK_FID_SEQ, N). */
 #define NACRE_PACK_FID_SEQ 2
@@ -134,6 +149,15 @@ struct nacre_ost {
 	char addr[NACRE_ADDR_MAX + 1];
 	const char *transport;  /**< "rdma", "tcp": of this client's connection
 				 *   to it now; NULL when not connected */
+	bool active;            /**< false: deactivated by an administrator, it
+				 *   gets no new objects (nacre_ost_set_active()) */
+};
+
+/** One OST pool (nacre_pool_list()). */
+struct nacre_pool {
+	char name[NACRE_POOL_NAME_MAX + 1];
+	unsigned int count;                     /**< entries in osts[] */
+	uint32_t osts[NACRE_MAX_OSTS];          /**< member OST indexes, increasing */
 };
 
 struct nacre_dirent {
@@ -184,6 +208,14 @@ struct nacre_opts {
 	 * in KiB; 0: 16384 (16 MiB), negative: none.  Read-ahead bytes are
 	 * dropped when this client writes or truncates the file. */
 	int readahead_kb;
+	/** The cluster key file every server asks this client to prove it
+	 * holds; NULL: $NACRE_KEYFILE, else /etc/nacre/FSNAME.key.  See
+	 * nacre_keyfile_path(). */
+	const char *keyfile;
+	/** For nacre's own servers only: the MDS's pack compactor connects to
+	 * its MDS as a server peer, so root squash leaves its root identity
+	 * alone.  Applications leave it false; see nacre-mds(8) --root-squash. */
+	bool server_peer;
 };
 
 /* ---- Connection ---- */
@@ -191,12 +223,23 @@ struct nacre_opts {
 /**
  * Connects to the filesystem @fsname whose MDS listens at @mds_addr
  * ("tcp://host:port" or "host:port") and learns its OSTs.
+ * Every connection first proves, both ways, that this client and the
+ * server hold the same cluster key (opts->keyfile).
  * @param opts may be NULL.
  * @param out receives the handle; free it with nacre_disconnect().
- * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, ...
+ * @return 0, -NC_E_FSNAME (wrong name), -ECONNREFUSED, -NACRE_E_AUTH (the
+ * server refused our key: wrong or missing cluster key), -NACRE_E_NOKEY,
+ * -NACRE_E_KEYMODE, -NACRE_E_KEYFILE (the key file is missing, readable by
+ * others, or malformed), ...
  */
 int nacre_connect(const char *mds_addr, const char *fsname,
 		  const struct nacre_opts *opts, struct nacre_fs **out);
+/**
+ * The key file nacre_connect() reads: @keyfile when not NULL or empty,
+ * else $NACRE_KEYFILE when set, else /etc/nacre/@fsname.key.
+ * @return 0, or -ENAMETOOLONG when it does not fit @len bytes.
+ */
+int nacre_keyfile_path(const char *keyfile, const char *fsname, char *buf, size_t len);
 /** Closes every connection and frees @fs.  Open files must be closed first.
  * NULL is a no-op. */
 void nacre_disconnect(struct nacre_fs *fs);
@@ -232,6 +275,39 @@ const char *nacre_ost_transport(struct nacre_fs *fs, uint32_t index);
  * @param osts receives a malloc'd array of *count entries; free() it.
  */
 int nacre_ost_list(struct nacre_fs *fs, struct nacre_ost **osts, unsigned int *count);
+/**
+ * Activates or deactivates OST @index.  A deactivated OST keeps serving the
+ * objects it holds, but the MDS places no new objects (file layouts, packs)
+ * on it.  The state survives restarts.  The caller must be uid 0 (-EPERM);
+ * -ENODEV when no OST has that index.
+ */
+int nacre_ost_set_active(struct nacre_fs *fs, uint32_t index, bool active);
+
+/* ---- OST pools ---- */
+
+/** True for a valid pool name: 1 to NACRE_POOL_NAME_MAX of [A-Za-z0-9_.-]. */
+bool nacre_pool_name_is_valid(const char *name);
+/**
+ * Changes to OST pools, kept by the MDS; the caller must be uid 0
+ * (-EPERM), the name valid (-EINVAL).  create: -EEXIST when it exists,
+ * -ENOSPC beyond 64 pools.  destroy: -ENOENT; -ENOTEMPTY while it has
+ * OSTs.  add: each index must be a registered OST (-ENODEV) not in the
+ * pool yet (-EEXIST); remove: each index must be in the pool (-ENOENT).
+ * Nothing changes when an add or remove fails.
+ */
+int nacre_pool_create(struct nacre_fs *fs, const char *name);
+int nacre_pool_destroy(struct nacre_fs *fs, const char *name);
+int nacre_pool_add(struct nacre_fs *fs, const char *name, const uint32_t *osts,
+		   unsigned int n);
+int nacre_pool_remove(struct nacre_fs *fs, const char *name, const uint32_t *osts,
+		      unsigned int n);
+/**
+ * The pool @name (-ENOENT when there is none), or every pool when @name is
+ * NULL or "", in name order.
+ * @param pools receives a malloc'd array of *count entries; free() it.
+ */
+int nacre_pool_list(struct nacre_fs *fs, const char *name, struct nacre_pool **pools,
+		    unsigned int *count);
 
 /** Counters of one connection's readahead, since nacre_connect(). */
 struct nacre_io_stats {
@@ -356,7 +432,9 @@ int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 /** Reads up to @len bytes at @off; returns bytes read (0 at end of file).
  * Holes read as zeros. */
 ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off);
-/** Writes @len bytes at @off (at the end with O_APPEND); returns @len. */
+/** Writes @len bytes at @off (at the end with O_APPEND); returns the bytes
+ * written: @len, or 64 MiB when @len is larger (a short write, as write(2)
+ * may make: callers loop). */
 ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off);
 /** Makes written data durable on the OSTs and the size on the MDS. */
 int nacre_fsync(struct nacre_file *f);
@@ -401,6 +479,56 @@ struct nacre_read_req {
  */
 int nacre_read_many(struct nacre_fs *fs, struct nacre_read_req *reqs, size_t n,
 		    unsigned int depth);
+
+/* ---- Changelog ---- */
+
+/** Types of changelog records (nacre_changelog_type_name() gives their
+ * names, as Lustre's: CREAT, MKDIR, ...). */
+enum nacre_changelog_type {
+	NACRE_CL_CREATE = 1,    /**< a regular file was created */
+	NACRE_CL_MKDIR = 2,
+	NACRE_CL_HLINK = 3,     /**< a hard link was made */
+	NACRE_CL_SLINK = 4,     /**< a symbolic link was created */
+	NACRE_CL_MKNOD = 5,     /**< a device, fifo or socket was created */
+	NACRE_CL_UNLINK = 6,
+	NACRE_CL_RMDIR = 7,
+	NACRE_CL_RENAME = 8,    /**< sparent/sname moved to parent/name */
+	NACRE_CL_SETATTR = 9,   /**< mode, owner or times changed */
+	NACRE_CL_TRUNC = 10,    /**< the size was set */
+	NACRE_CL_XATTR = 11,    /**< extended attribute name set or removed */
+	NACRE_CL_LAYOUT = 12,   /**< the layout was set */
+};
+
+/** One namespace change the MDS recorded (nacre-mds --changelog). */
+struct nacre_changelog_rec {
+	uint64_t seq;           /**< increasing, never reused */
+	unsigned int type;      /**< enum nacre_changelog_type */
+	uid_t uid;              /**< who made the change */
+	gid_t gid;
+	struct timespec time;   /**< when the MDS made it */
+	struct nacre_fid fid;   /**< the file or directory changed */
+	struct nacre_fid parent; /**< the entry made or removed: its directory */
+	char name[NACRE_NAME_MAX + 1]; /**< ... and name ("" when none; the
+					* attribute name for XATTR) */
+	struct nacre_fid sparent; /**< RENAME: the entry it came from */
+	char sname[NACRE_NAME_MAX + 1];
+};
+
+/**
+ * Reads up to @max changelog records numbered above @after into @out
+ * (root only: -EPERM otherwise).  *@count receives how many, *@last (may be
+ * NULL) the highest number the MDS has given so far, so a reader that got
+ * fewer than @max is up to date.  The changelog is empty when the MDS does
+ * not run with --changelog.
+ */
+int nacre_changelog_read(struct nacre_fs *fs, uint64_t after, struct nacre_changelog_rec *out,
+			 size_t max, size_t *count, uint64_t *last);
+/** Removes the records numbered up to @upto, once a reader has consumed
+ * them (root only). */
+int nacre_changelog_clear(struct nacre_fs *fs, uint64_t upto);
+/** "CREAT", "MKDIR", ...; "UNKNOWN" for a type this library does not know.
+ * A static string. */
+const char *nacre_changelog_type_name(unsigned int type);
 
 /** Lists packs with id > @after, at most @max; @count receives how many. */
 int nacre_pack_list(struct nacre_fs *fs, uint64_t after, struct nacre_pack_info *out,

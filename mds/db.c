@@ -29,6 +29,8 @@ static const char *const db_table_names[MDS_T_COUNT] = {
 	[MDS_T_DESTROY] = "destroy",
 	[MDS_T_PACKS] = "packs",
 	[MDS_T_PACKFILES] = "packfiles",
+	[MDS_T_CHANGELOG] = "changelog",
+	[MDS_T_POOLS] = "pools",
 };
 
 struct mds_db {

@@ -24,6 +24,8 @@ enum mds_table {
 	MDS_T_DESTROY,          /* queue id (BE u64) -> fid + layout of removed file */
 	MDS_T_PACKS,            /* pack id (BE u64) -> pack record (ns_pack.c) */
 	MDS_T_PACKFILES,        /* pack id (BE u64) + fid -> nothing: who uses a pack */
+	MDS_T_CHANGELOG,        /* sequence number (BE u64) -> changelog record */
+	MDS_T_POOLS,            /* OST pool name -> member OST indexes (ns_pool.c) */
 	MDS_T_COUNT
 };
 

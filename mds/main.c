@@ -55,6 +55,14 @@ static void usage(FILE *f)
 		"  --pack-gc-threshold FRACTION\n"
 		"                      compact sealed packs whose live fraction is below\n"
 		"                      this (0 < FRACTION <= 1, default 0.5)\n"
+		"  --root-squash UID:GID\n"
+		"                      serve uid 0 and gid 0 of client requests as\n"
+		"                      UID and GID (default: no squash)\n"
+		"  --nosquash ADDRS    client addresses or networks exempt from root\n"
+		"                      squash: 10.0.0.5,10.1.0.0/16,fd00::/8\n"
+		"  --changelog         record namespace changes (nacre changelog)\n"
+		"  --keyfile FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
+		"                      /etc/nacre/FSNAME.key); --format creates it if missing\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
@@ -93,6 +101,24 @@ static int parse_gc_threshold(const char *s, double *f)
 	return 0;
 }
 
+/* A bad --root-squash or --nosquash is a usage error, found before the
+ * MDT is opened. */
+static int check_squash(const struct mds_conf *conf)
+{
+	struct mds_squash sq;
+	char err[128];
+
+	if (conf->mc_nosquash && !conf->mc_root_squash) {
+		fprintf(stderr, "nacre-mds: --nosquash needs --root-squash\n");
+		return 2;
+	}
+	if (mds_squash_parse(&sq, conf->mc_root_squash, conf->mc_nosquash, err, sizeof(err))) {
+		fprintf(stderr, "nacre-mds: %s\n", err);
+		return 2;
+	}
+	return -1;
+}
+
 /* Parses the command line into @m and @d: -1 to go on and run, else the
  * exit status (0 after --help or --version, 2 for a bad option). */
 static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
@@ -106,7 +132,11 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "threads", required_argument, NULL, 't' },
 		{ "pack-gc-interval", required_argument, NULL, 'G' },
 		{ "pack-gc-threshold", required_argument, NULL, 'T' },
+		{ "root-squash", required_argument, NULL, 'R' },
+		{ "nosquash", required_argument, NULL, 'N' },
+		{ "changelog", no_argument, NULL, 'C' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "keyfile", required_argument, NULL, 'K' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,6 +162,10 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 			if (parse_gc_threshold(optarg, &conf->mc_pack_gc_threshold))
 				return 2;
 			break;
+		case 'R': conf->mc_root_squash = optarg; break;
+		case 'N': conf->mc_nosquash = optarg; break;
+		case 'C': conf->mc_changelog = true; break;
+		case 'K': conf->mc_keyfile = optarg; break;
 		case 'p': d->dr_pidfile = optarg; break;
 		case 'M':
 			if (nc_parse_size(optarg, &size) || size < (1ull << 20)) {
@@ -158,7 +192,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		usage(stderr);
 		return 2;
 	}
-	return -1;
+	return check_squash(conf);
 }
 
 int main(int argc, char **argv)

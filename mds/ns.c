@@ -478,6 +478,10 @@ int mds_ns_setattr(struct mds_ns *ns, const struct nc_setattr_req *sa,
 	ns_now(&now);
 	ns_setattr_apply(in, sa, &now);
 	rc = ns_inode_put(txn, in, false);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, (sa->sa_valid & NC_SA_SIZE) ? NC_CL_TRUNC :
+					       NC_CL_SETATTR, &sa->sa_cred, &sa->sa_fid,
+				      NULL, NULL, NULL, NULL);
 out_end:
 	rc = ns_end(txn, rc);
 	if (rc == 0)
@@ -513,6 +517,16 @@ struct ns_create_ctx {
 	struct ns_inode cc_parent;
 	struct ns_inode cc_child;
 };
+
+static uint32_t ns_create_cl_type(uint32_t type)
+{
+	switch (type) {
+	case S_IFDIR: return NC_CL_MKDIR;
+	case S_IFLNK: return NC_CL_SLINK;
+	case S_IFREG: return NC_CL_CREATE;
+	default: return NC_CL_MKNOD;
+	}
+}
 
 /* An existing name: open(O_CREAT) without O_EXCL gets the regular file. */
 static int ns_create_existing(struct mds_txn *txn,
@@ -627,7 +641,7 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)
 			return rc;
-		rc = ns_layout_alloc(ns, &dflt,
+		rc = ns_layout_alloc(ns, txn, &dflt,
 				     p->in_has_tmpl ? &p->in_layout : NULL,
 				     osts, &in->in_layout);
 		if (rc)
@@ -659,7 +673,11 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		return rc;
 	p->in_attr.a_mtime = now;
 	p->in_attr.a_ctime = now;
-	return ns_inode_put(txn, p, false);
+	rc = ns_inode_put(txn, p, false);
+	if (rc)
+		return rc;
+	return ns_changelog_add(ns, txn, ns_create_cl_type(type), cred, &in->in_attr.a_fid,
+				&cq->cq_parent, cq->cq_name, NULL, NULL);
 }
 
 int mds_ns_create(struct mds_ns *ns, const struct nc_create_req *cq,
@@ -759,7 +777,11 @@ int mds_ns_link(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_link_txn(txn, cred, fid, newparent, newname, cc));
+	rc = ns_link_txn(txn, cred, fid, newparent, newname, cc);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, NC_CL_HLINK, cred, fid, newparent, newname,
+				      NULL, NULL);
+	rc = ns_end(txn, rc);
 	if (rc == 0 && attr)
 		*attr = cc->cc_child.in_attr;
 out_free:
@@ -838,7 +860,11 @@ int mds_ns_unlink(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_unlink_txn(txn, cred, parent, name, dir, cc));
+	rc = ns_unlink_txn(txn, cred, parent, name, dir, cc);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, dir ? NC_CL_RMDIR : NC_CL_UNLINK, cred,
+				      &cc->cc_child.in_attr.a_fid, parent, name, NULL, NULL);
+	rc = ns_end(txn, rc);
 out_free:
 	free(cc);
 	return rc;
@@ -1130,7 +1156,12 @@ int mds_ns_rename(struct mds_ns *ns, const struct nc_rename_req *rn)
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_rename_txn(txn, rn, c));
+	rc = ns_rename_txn(txn, rn, c);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, NC_CL_RENAME, &rn->rn_cred, &c->rc_src.in_attr.a_fid,
+				      &rn->rn_newparent, rn->rn_newname, &rn->rn_oldparent,
+				      rn->rn_oldname);
+	rc = ns_end(txn, rc);
 out_free:
 	free(c);
 	return rc;

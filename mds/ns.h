@@ -177,6 +177,16 @@ int mds_ns_batch_end(struct mds_ns *ns);
 /* MDT space (the LMDB map and the disk under it) and inode counts. */
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
 
+/* The changelog (mds/ns_changelog.c).  Off until enabled; records persist
+ * until cleared. */
+void mds_ns_changelog_enable(struct mds_ns *ns, bool on);
+/* Up to @max records numbered above @after into @out; *@last is the
+ * highest number given so far (0: none ever). */
+int mds_ns_changelog_read(struct mds_ns *ns, uint64_t after, struct nc_changelog_rec *out,
+			  uint32_t max, uint32_t *count, uint64_t *last);
+/* Removes the records numbered up to @upto; *@cleared says how many. */
+int mds_ns_changelog_clear(struct mds_ns *ns, uint64_t upto, uint64_t *cleared);
+
 /* The persistent OST table.  Register: a new index is added; a known index
  * must carry the same uuid (-EEXIST otherwise) and gets its address
  * updated.  o_state is not stored (the server tracks liveness). */
@@ -185,8 +195,41 @@ int mds_ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost);
  * empty one): every erasure-coded shard on it is marked stale in the same
  * transaction (*marked files), for `nacre rebuild --ost` to regenerate. */
 int mds_ns_ost_replace(struct mds_ns *ns, const struct nc_ost_info *ost, uint64_t *marked);
+/* o_state of each entry is NC_OST_DOWN, with NC_OST_INACTIVE when an
+ * administrator deactivated the OST. */
 int mds_ns_ost_list(struct mds_ns *ns, struct nc_ost_info *osts, uint32_t max,
 		    uint32_t *count);
+/*
+ * Activates or deactivates OST @idx (uid 0 only: -EPERM; -ENODEV when no
+ * OST has that index).  The state is kept in the OST's record and survives
+ * its re-registration and MDS restarts.
+ */
+int mds_ns_ost_set_active(struct mds_ns *ns, const struct nc_cred *cred, uint32_t idx,
+			  bool active);
+/*
+ * Whether new objects (file layouts, packs) may be placed on the OST @o
+ * describes (o_state as mds_ns_ost_list() gives it): the one test the MDS
+ * applies when it builds the struct mds_ost_set of a new layout.
+ */
+bool mds_ost_is_eligible(const struct nc_ost_info *o);
+
+/*
+ * OST pools (ns_pool.c): named sets of OST indexes.  Changes need uid 0
+ * (-EPERM).  Names as nc_pool_name_is_valid() (-EINVAL otherwise).
+ * create: -EEXIST when it exists, -ENOSPC beyond NC_POOLS_MAX pools;
+ * destroy: -ENOENT, -ENOTEMPTY while it has members;
+ * add: every index must be a registered OST (-ENODEV) not yet in the pool
+ * (-EEXIST); remove: every index must be in the pool (-ENOENT, @bad gets
+ * the index); nothing changes when one fails.
+ * list: the pool @name, or every pool when @name is "" (in name order).
+ */
+int mds_ns_pool_create(struct mds_ns *ns, const struct nc_cred *cred, const char *name);
+int mds_ns_pool_destroy(struct mds_ns *ns, const struct nc_cred *cred, const char *name);
+int mds_ns_pool_add(struct mds_ns *ns, const struct nc_cred *cred, const char *name,
+		    const uint32_t *osts, uint32_t n, uint32_t *bad);
+int mds_ns_pool_remove(struct mds_ns *ns, const struct nc_cred *cred, const char *name,
+		       const uint32_t *osts, uint32_t n, uint32_t *bad);
+int mds_ns_pool_list(struct mds_ns *ns, const char *name, struct nc_pool_list_rep *rep);
 
 /* Destroy queue: the first record with id > @after (-ENOENT when none),
  * and removal of a record once every object is gone. */

@@ -71,6 +71,15 @@ static int ns_ost_decode(const void *k, size_t kl, const void *v, size_t vl,
 	ns_xdr_version(&x);
 	nc_xdr_fixed(&x, o->o_uuid, sizeof(o->o_uuid));
 	nc_xdr_str(&x, o->o_addr, NC_ADDR_MAX);
+	/* Optional: records written before OST administration lack it. */
+	if (!x.x_err && x.x_pos < x.x_len) {
+		uint32_t flags = 0;
+
+		nc_xdr_u32(&x, &flags);
+		if (flags & ~NC_OST_INACTIVE)
+			x.x_err = -NC_E_CORRUPT;
+		o->o_state |= flags;
+	}
 	if (x.x_err || nc_xdr_finish(&x)) {
 		nc_error("mds", "corrupt OST record %u", o->o_index);
 		return -NC_E_CORRUPT;
@@ -78,16 +87,36 @@ static int ns_ost_decode(const void *k, size_t kl, const void *v, size_t vl,
 	return 0;
 }
 
+/* Writes the record of @o: uuid, address and, when there are any, the
+ * administrative flags of its o_state (NC_OST_INACTIVE). */
+static int ns_ost_put(struct mds_txn *txn, struct nc_ost_info *o)
+{
+	uint8_t key[4], buf[40 + NC_ADDR_MAX];
+	uint32_t flags = o->o_state & NC_OST_INACTIVE;
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	ns_xdr_version(&x);
+	nc_xdr_fixed(&x, o->o_uuid, sizeof(o->o_uuid));
+	nc_xdr_str(&x, o->o_addr, NC_ADDR_MAX);
+	/* Left out when clear, so that records stay readable by an MDS
+	 * that predates the flags. */
+	if (flags)
+		nc_xdr_u32(&x, &flags);
+	if (x.x_err)
+		return x.x_err;
+	ns_put_be32(key, o->o_index);
+	return mds_db_put(txn, MDS_T_OSTS, key, sizeof(key), buf, x.x_pos, false);
+}
+
 static int ns_ost_register_txn(struct mds_txn *txn,
 			       const struct nc_ost_info *ost, bool replace)
 {
-	uint8_t key[4], buf[32 + NC_ADDR_MAX];
 	struct nc_ost_info o, cur, match;
 	struct mds_cursor *c;
 	const void *k, *v;
 	size_t kl, vl;
 	bool found = false;
-	struct nc_xdr x;
 	int rc;
 
 	/* One uuid per index and one index per uuid. */
@@ -119,16 +148,11 @@ static int ns_ost_register_txn(struct mds_txn *txn,
 	    !memcmp(match.o_uuid, ost->o_uuid, 16))
 		return 0;
 
+	/* What the OSS says about itself never changes what an administrator
+	 * decided: the flags of the known record stay. */
 	o = *ost;
-	nc_xdr_init_encode(&x, buf, sizeof(buf));
-	ns_xdr_version(&x);
-	nc_xdr_fixed(&x, o.o_uuid, sizeof(o.o_uuid));
-	nc_xdr_str(&x, o.o_addr, NC_ADDR_MAX);
-	if (x.x_err)
-		return x.x_err;
-	ns_put_be32(key, ost->o_index);
-	return mds_db_put(txn, MDS_T_OSTS, key, sizeof(key), buf, x.x_pos,
-			  false);
+	o.o_state = found ? match.o_state & NC_OST_INACTIVE : 0;
+	return ns_ost_put(txn, &o);
 }
 
 static int ns_ost_register(struct mds_ns *ns, const struct nc_ost_info *ost, bool replace)
@@ -212,6 +236,48 @@ int mds_ns_ost_replace(struct mds_ns *ns, const struct nc_ost_info *ost, uint64_
 	if (!rc)
 		rc = ns_packs_stale_ost(txn, ost->o_index, marked);
 	return ns_end(txn, rc);
+}
+
+static int ns_ost_set_active_txn(struct mds_txn *txn, uint32_t idx, bool active)
+{
+	struct nc_ost_info o;
+	const void *v;
+	uint8_t key[4];
+	size_t vl;
+	int rc;
+
+	ns_put_be32(key, idx);
+	rc = mds_db_get(txn, MDS_T_OSTS, key, sizeof(key), &v, &vl);
+	if (rc)
+		return rc == -ENOENT ? -ENODEV : rc;
+	rc = ns_ost_decode(key, sizeof(key), v, vl, &o);
+	if (rc)
+		return rc;
+	if (!(o.o_state & NC_OST_INACTIVE) == active)
+		return 0;
+	o.o_state = active ? 0 : NC_OST_INACTIVE;
+	return ns_ost_put(txn, &o);
+}
+
+int mds_ns_ost_set_active(struct mds_ns *ns, const struct nc_cred *cred, uint32_t idx,
+			  bool active)
+{
+	struct mds_txn *txn;
+	int rc;
+
+	if (cred->c_uid != 0)
+		return -EPERM;
+	if (idx >= NC_MAX_OSTS)
+		return -ENODEV;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		return rc;
+	return ns_end(txn, ns_ost_set_active_txn(txn, idx, active));
+}
+
+bool mds_ost_is_eligible(const struct nc_ost_info *o)
+{
+	return !(o->o_state & NC_OST_INACTIVE);
 }
 
 int mds_ns_ost_list(struct mds_ns *ns, struct nc_ost_info *osts, uint32_t max,

@@ -16,10 +16,13 @@
  *   DIRENTS    parent fid + name -> child fid, S_IFMT bits, cookie
  *   DIRCOOKIES parent fid + cookie (BE) -> child fid, S_IFMT bits, name
  *   XATTRS     fid + name -> value bytes
- *   OSTS       index (BE u32) -> uuid, address
+ *   OSTS       index (BE u32) -> uuid, address [, flags: NC_OST_INACTIVE;
+ *              absent when clear and in records from before it]
  *   DESTROY    id (BE u64) -> fid, layout
  *   PACKS      id (BE u64) -> pack record (see ns_pack.c)
  *   PACKFILES  pack id (BE u64) + fid -> nothing
+ *   POOLS      pool name -> count, OST indexes (see ns_pool.c)
+ * A template with NC_LAYOUT_POOL ends with the pool name (after pack_max).
  * A packed regular file's layout holds only NC_LAYOUT_PACKED and its extent.
  *
  * Each public function runs in one transaction of its own; writers are
@@ -70,6 +73,7 @@ struct mds_ns {
 	 * only make a swap wait longer. */
 	_Atomic int64_t ns_write_ms[NS_WRITE_SLOTS];
 	int ns_migrate_quiet_ms;
+	bool ns_changelog;      /* record namespace changes */
 };
 
 /* One inode as decoded from its record. */
@@ -146,12 +150,17 @@ int ns_fid_alloc(struct mds_txn *txn, struct nc_fid *fid);
 /* mds/ns_migrate.c: a writer of @fid showed up (write open, create, size
  * update). */
 void ns_write_note(struct mds_ns *ns, const struct nc_fid *fid);
+/* mds/ns_changelog.c: appends a record of a change to @txn when the
+ * changelog is on; @parent, @name, @sparent and @sname may be NULL. */
+int ns_changelog_add(struct mds_ns *ns, struct mds_txn *txn, uint32_t type,
+		     const struct nc_cred *cred, const struct nc_fid *fid,
+		     const struct nc_fid *parent, const char *name,
+		     const struct nc_fid *sparent, const char *sname);
 
 /* mds/ns_layout.c: layout merging and OST choice. */
-int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
-		    const struct nc_layout *tmpl,
-		    const struct mds_ost_set *osts,
-		    struct nc_layout *out);
+int ns_layout_alloc(struct mds_ns *ns, struct mds_txn *txn,
+		    const struct nc_layout *dflt, const struct nc_layout *tmpl,
+		    const struct mds_ost_set *osts, struct nc_layout *out);
 void ns_layout_out(const struct ns_inode *in, struct nc_layout *l);
 /* Marks stale every shard of an erasure-coded @l on OST @idx (its disk was
  * replaced); true when something changed (l_gen is bumped then). */
@@ -159,6 +168,13 @@ bool ns_layout_stale_ost(struct nc_layout *l, uint32_t idx);
 /* Sets and clears NC_SHARD_* bits of shard @shard (in range); true when
  * something changed (l_gen is bumped then). */
 bool ns_layout_shard_flags(struct nc_layout *l, uint32_t shard, uint32_t set, uint32_t clear);
+
+/* mds/ns_pool.c: 0 when the pool @name exists (-ENOENT when not); @out
+ * gets the OSTs of @in that are in the pool @name (all of @in when the
+ * pool no longer exists). */
+int ns_pool_exists(struct mds_txn *txn, const char *name);
+int ns_pool_filter(struct mds_txn *txn, const char *name, const struct mds_ost_set *in,
+		   struct mds_ost_set *out);
 
 /* mds/ns_xattr.c: xattrs. */
 int ns_xattrs_free(struct mds_txn *txn, const struct nc_fid *fid);

@@ -30,7 +30,9 @@ static int ns_tmpl_check(const struct nc_layout *t)
 {
 	if (!ns_stripe_size_ok(t->l_stripe_size))
 		return -EINVAL;
-	if (t->l_flags & ~(NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK))
+	if (t->l_flags & ~(NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_POOL))
+		return -EINVAL;
+	if ((t->l_flags & NC_LAYOUT_POOL) && !nc_pool_name_is_valid(t->l_pool))
 		return -EINVAL;
 	if ((t->l_flags & NC_LAYOUT_PACK) && t->l_pack_max > NC_PACK_MAX_LIMIT)
 		return -EINVAL;
@@ -44,17 +46,14 @@ static int ns_tmpl_check(const struct nc_layout *t)
 }
 
 /*
- * Merges @tmpl (NULL: none) over the filesystem default @dflt and picks
- * OSTs from @osts.  Zero fields inherit; a stripe count of UINT16_MAX or
- * more than the usable OSTs means all of them.
+ * Merges @t over the filesystem default @dflt and picks OSTs from @osts.
+ * Zero fields inherit; a stripe count of UINT16_MAX or more than the
+ * usable OSTs means all of them.
  */
-int ns_layout_alloc(struct mds_ns *ns, const struct nc_layout *dflt,
-		    const struct nc_layout *tmpl,
-		    const struct mds_ost_set *osts,
-		    struct nc_layout *out)
+static int ns_layout_pick(struct mds_ns *ns, const struct nc_layout *dflt,
+			  const struct nc_layout *t, const struct mds_ost_set *osts,
+			  struct nc_layout *out)
 {
-	static const struct nc_layout none = { .l_first_ost = NC_OST_ANY };
-	const struct nc_layout *t = tmpl ? tmpl : &none;
 	uint32_t navail, ndown, nuse, size, count, k, m, first, start = 0;
 	bool count_inherited = false;
 
@@ -173,6 +172,33 @@ void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t 
 	set->os_ndown = kept;
 }
 
+/*
+ * A new layout from @tmpl (NULL: none) over the filesystem default @dflt.
+ * A template naming an OST pool is laid out over the OSTs of @osts in
+ * that pool only: the stripe count shrinks to what the pool offers, as it
+ * does when few OSTs are up, and a pool with none fails with -NC_E_NOOST.
+ */
+int ns_layout_alloc(struct mds_ns *ns, struct mds_txn *txn,
+		    const struct nc_layout *dflt, const struct nc_layout *tmpl,
+		    const struct mds_ost_set *osts, struct nc_layout *out)
+{
+	static const struct nc_layout none = { .l_first_ost = NC_OST_ANY };
+	const struct nc_layout *t = tmpl ? tmpl : &none;
+	struct mds_ost_set *in_pool;
+	int rc;
+
+	if (!(t->l_flags & NC_LAYOUT_POOL) || !osts)
+		return ns_layout_pick(ns, dflt, t, osts, out);
+	in_pool = malloc(sizeof(*in_pool));
+	if (!in_pool)
+		return -ENOMEM;
+	rc = ns_pool_filter(txn, t->l_pool, osts, in_pool);
+	if (!rc)
+		rc = ns_layout_pick(ns, dflt, t, in_pool, out);
+	free(in_pool);
+	return rc;
+}
+
 void ns_layout_out(const struct ns_inode *in, struct nc_layout *l)
 {
 	if (ns_is_reg(in)) {
@@ -251,7 +277,8 @@ out_free:
 static bool ns_tmpl_is_empty(const struct nc_layout *t)
 {
 	return !t->l_stripe_size && !t->l_stripe_count && !t->l_k && !t->l_m &&
-	       t->l_first_ost == NC_OST_ANY && !(t->l_flags & NC_LAYOUT_PACK);
+	       t->l_first_ost == NC_OST_ANY &&
+	       !(t->l_flags & (NC_LAYOUT_PACK | NC_LAYOUT_POOL));
 }
 
 static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
@@ -274,6 +301,12 @@ static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
 	rc = ns_tmpl_check(req);
 	if (rc)
 		return rc;
+	/* A pool is named before it is used, so that a typo fails here. */
+	if (req->l_flags & NC_LAYOUT_POOL) {
+		rc = ns_pool_exists(txn, req->l_pool);
+		if (rc)
+			return rc;
+	}
 	if (ns_is_dir(in)) {
 		/* An all-default template removes the directory's own. */
 		in->in_has_tmpl = !ns_tmpl_is_empty(req);
@@ -287,13 +320,17 @@ static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
 		if (req->l_flags & NC_LAYOUT_PACK)
 			in->in_layout.l_pack_max = req->l_pack_max ? req->l_pack_max :
 								     NC_PACK_MAX_DEFAULT;
+		if (req->l_flags & NC_LAYOUT_POOL) {
+			in->in_layout.l_flags |= NC_LAYOUT_POOL;
+			memcpy(in->in_layout.l_pool, req->l_pool, sizeof(req->l_pool));
+		}
 	} else {
 		if (in->in_attr.a_size > 0 || (in->in_layout.l_flags & NC_LAYOUT_PACKED))
 			return -EBUSY;
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)
 			return rc;
-		rc = ns_layout_alloc(ns, &dflt, req, osts, &nl);
+		rc = ns_layout_alloc(ns, txn, &dflt, req, osts, &nl);
 		if (rc)
 			return rc;
 		if (in->in_layout.l_stripe_count > 0) {
@@ -322,7 +359,10 @@ int mds_ns_setlayout(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_setlayout_txn(ns, txn, cred, fid, req, osts, in));
+	rc = ns_setlayout_txn(ns, txn, cred, fid, req, osts, in);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, NC_CL_LAYOUT, cred, fid, NULL, NULL, NULL, NULL);
+	rc = ns_end(txn, rc);
 	if (rc == 0 && out)
 		*out = in->in_layout;
 out_free:

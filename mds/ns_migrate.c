@@ -209,7 +209,7 @@ static int ns_migrate_alloc_txn(struct mds_ns *ns, struct mds_txn *txn,
 	rc = ns_conf_get_layout(txn, &dflt);
 	if (rc)
 		return rc;
-	rc = ns_layout_alloc(ns, &dflt, &t, osts, out);
+	rc = ns_layout_alloc(ns, txn, &dflt, &t, osts, out);
 	if (rc)
 		return rc;
 	rc = ns_migrate_next_id(txn, &id);

@@ -323,8 +323,8 @@ int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struc
 	/* A pack is laid out as a file of the directory would be, but always
 	 * over the OSTs the MDS picks in turn. */
 	tmpl.l_first_ost = NC_OST_ANY;
-	tmpl.l_flags = NC_LAYOUT_TEMPLATE;
-	rc = ns_layout_alloc(ns, &dflt, &tmpl, osts, &p->p_layout);
+	tmpl.l_flags = NC_LAYOUT_TEMPLATE | (tmpl.l_flags & NC_LAYOUT_POOL);
+	rc = ns_layout_alloc(ns, txn, &dflt, &tmpl, osts, &p->p_layout);
 	if (rc)
 		goto out_end;
 	p->p_layout.l_flags = 0;
@@ -619,7 +619,7 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)
 			return rc;
-		rc = ns_layout_alloc(ns, &dflt, NULL, osts, out);
+		rc = ns_layout_alloc(ns, txn, &dflt, NULL, osts, out);
 		if (!rc)
 			out->l_gen = in->in_layout.l_gen + 1;
 		return rc;

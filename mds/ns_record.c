@@ -146,6 +146,12 @@ void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
 		if (l->l_flags & NC_LAYOUT_PACK)
 			nc_xdr_u32(x, &l->l_pack_max);
+		if (l->l_flags & NC_LAYOUT_POOL)
+			nc_xdr_str(x, l->l_pool, NC_POOL_NAME_MAX);
+		return;
+	}
+	if (l->l_flags & NC_LAYOUT_POOL) {
+		ns_xdr_fail(x);
 		return;
 	}
 	if (l->l_flags & NC_LAYOUT_PACKED) {

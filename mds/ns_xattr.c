@@ -192,8 +192,10 @@ int mds_ns_xattr_set(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_xattr_set_txn(txn, cred, fid, name, cls, val, len,
-					  flags, in));
+	rc = ns_xattr_set_txn(txn, cred, fid, name, cls, val, len, flags, in);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, NC_CL_XATTR, cred, fid, NULL, name, NULL, NULL);
+	rc = ns_end(txn, rc);
 out_free:
 	free(in);
 	return rc;
@@ -309,7 +311,10 @@ int mds_ns_xattr_del(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
 	if (rc)
 		goto out_free;
-	rc = ns_end(txn, ns_xattr_del_txn(txn, cred, fid, name, cls, in));
+	rc = ns_xattr_del_txn(txn, cred, fid, name, cls, in);
+	if (!rc)
+		rc = ns_changelog_add(ns, txn, NC_CL_XATTR, cred, fid, NULL, name, NULL, NULL);
+	rc = ns_end(txn, rc);
 out_free:
 	free(in);
 	return rc;

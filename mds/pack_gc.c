@@ -31,6 +31,7 @@ struct mds_pack_gc {
 	struct mds_pack_gc_conf pg_conf;
 	char pg_addr[NC_ADDR_MAX + 32];
 	char *pg_fsname;
+	char *pg_keyfile;
 	pthread_t pg_thread;
 	pthread_mutex_t pg_lock;
 	pthread_cond_t pg_cond;
@@ -85,9 +86,11 @@ int mds_pack_gc_self_addr(const char *listen, int port, char *buf, size_t len)
 /* One pass: compacts when some pack is sparse; 0 or -errno. */
 static int pack_gc_pass(struct mds_pack_gc *pg)
 {
-	/* Root: the compaction opens every packed file, whoever owns it. */
+	/* Root: the compaction opens every packed file, whoever owns it.  As
+	 * a server peer, root squash does not turn it into nobody. */
 	static const struct nacre_cred root = { .uid = 0, .gid = 0 };
-	const struct nacre_opts opts = { .cred = &root, .attr_cache_ms = -1 };
+	const struct nacre_opts opts = { .cred = &root, .attr_cache_ms = -1,
+					 .server_peer = true, .keyfile = pg->pg_keyfile };
 	uint64_t wanted = 0, moved = 0, freed = 0;
 	struct nacre_fs *fs;
 	int rc;
@@ -139,7 +142,8 @@ int mds_pack_gc_start(const struct mds_pack_gc_conf *conf, struct mds_pack_gc **
 	struct mds_pack_gc *pg;
 	int rc;
 
-	if (!conf->pc_addr || !conf->pc_fsname || !conf->pc_ns || conf->pc_interval_ms <= 0 ||
+	if (!conf->pc_addr || !conf->pc_fsname || !conf->pc_keyfile || !conf->pc_ns ||
+	    conf->pc_interval_ms <= 0 ||
 	    !(conf->pc_threshold > 0 && conf->pc_threshold <= 1))
 		return -EINVAL;
 	pg = calloc(1, sizeof(*pg));
@@ -148,12 +152,16 @@ int mds_pack_gc_start(const struct mds_pack_gc_conf *conf, struct mds_pack_gc **
 	pg->pg_conf = *conf;
 	snprintf(pg->pg_addr, sizeof(pg->pg_addr), "%s", conf->pc_addr);
 	pg->pg_fsname = strdup(conf->pc_fsname);
-	if (!pg->pg_fsname) {
+	pg->pg_keyfile = strdup(conf->pc_keyfile);
+	if (!pg->pg_fsname || !pg->pg_keyfile) {
+		free(pg->pg_fsname);
+		free(pg->pg_keyfile);
 		free(pg);
 		return -ENOMEM;
 	}
 	pg->pg_conf.pc_addr = pg->pg_addr;
 	pg->pg_conf.pc_fsname = pg->pg_fsname;
+	pg->pg_conf.pc_keyfile = pg->pg_keyfile;
 	pthread_mutex_init(&pg->pg_lock, NULL);
 	pthread_cond_init(&pg->pg_cond, NULL);
 	rc = pthread_create(&pg->pg_thread, NULL, pack_gc_main, pg);
@@ -161,6 +169,7 @@ int mds_pack_gc_start(const struct mds_pack_gc_conf *conf, struct mds_pack_gc **
 		pthread_cond_destroy(&pg->pg_cond);
 		pthread_mutex_destroy(&pg->pg_lock);
 		free(pg->pg_fsname);
+		free(pg->pg_keyfile);
 		free(pg);
 		return -rc;
 	}
@@ -188,5 +197,6 @@ void mds_pack_gc_stop(struct mds_pack_gc *pg)
 	pthread_cond_destroy(&pg->pg_cond);
 	pthread_mutex_destroy(&pg->pg_lock);
 	free(pg->pg_fsname);
+	free(pg->pg_keyfile);
 	free(pg);
 }

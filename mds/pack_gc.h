@@ -25,6 +25,7 @@ struct mds_pack_gc_conf {
 	struct mds_ns *pc_ns;   /* read-only use: which packs are sparse */
 	int pc_interval_ms;     /* time between passes; > 0 */
 	double pc_threshold;    /* compact packs below this live fraction */
+	const char *pc_keyfile; /* the cluster key file */
 };
 
 struct mds_pack_gc;

@@ -604,6 +604,50 @@ out:
 	return rc;
 }
 
+/* The changelog names every file changed: root only, as in Lustre. */
+static int op_changelog_read(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_changelog_rep *rep;
+	struct nc_changelog_req m;
+	uint32_t max;
+	int rc;
+
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_changelog_req, &m);
+	if (rc)
+		return rc;
+	if (m.cl_cred.c_uid != 0)
+		return -EPERM;
+	rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	max = m.cl_max < NC_CHANGELOG_MAX ? m.cl_max : NC_CHANGELOG_MAX;
+	rc = mds_ns_changelog_read(mds_server_ns(mds), m.cl_seq, rep->cp_recs, max,
+				   &rep->cp_count, &rep->cp_last);
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_changelog_rep, rep);
+	free(rep);
+	return rc;
+}
+
+static int op_changelog_clear(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_changelog_req m;
+	uint64_t cleared = 0;
+	int rc;
+
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_changelog_req, &m);
+	if (rc)
+		return rc;
+	if (m.cl_cred.c_uid != 0)
+		return -EPERM;
+	rc = mds_ns_changelog_clear(mds_server_ns(mds), m.cl_seq, &cleared);
+	if (rc)
+		return rc;
+	nc_info("mds", "req %" PRIu64 " from %s: changelog cleared up to %" PRIu64 " (%" PRIu64
+		" records)", req->rq_hdr.mh_reqid, req->rq_peer, m.cl_seq, cleared);
+	return mds_reply(req, 0, NULL, 0);
+}
+
 static int op_pack_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
 	struct nc_pack_list *m = calloc(1, sizeof(*m));
@@ -671,6 +715,75 @@ out:
 	return rc;
 }
 
+static int op_ost_admin(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_ost_admin_req m;
+	int rc = decode(req, in, (nc_xdr_fn)nc_wire_ost_admin_req, &m);
+
+	if (!rc)
+		rc = mds_server_ost_admin(mds, &m.oa_cred, m.oa_index, m.oa_op);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
+}
+
+static int pool_change(struct mds_server *mds, const struct nc_pool_req *m)
+{
+	struct mds_ns *ns = mds_server_ns(mds);
+	uint32_t bad = 0;
+	int rc;
+
+	switch (m->pr_op) {
+	case NC_POOLOP_CREATE:
+		return mds_ns_pool_create(ns, &m->pr_cred, m->pr_name);
+	case NC_POOLOP_DESTROY:
+		return mds_ns_pool_destroy(ns, &m->pr_cred, m->pr_name);
+	case NC_POOLOP_ADD:
+		rc = mds_ns_pool_add(ns, &m->pr_cred, m->pr_name, m->pr_osts, m->pr_count, &bad);
+		break;
+	case NC_POOLOP_REMOVE:
+		rc = mds_ns_pool_remove(ns, &m->pr_cred, m->pr_name, m->pr_osts, m->pr_count,
+					&bad);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rc && rc != -EPERM)
+		nc_debug("mds", "pool %s: OST %u: %s", m->pr_name, bad, nc_strerror(rc));
+	return rc;
+}
+
+static int op_pool(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pool_req *m = malloc(sizeof(*m));
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_pool_req, m);
+	if (!rc)
+		rc = pool_change(mds, m);
+	if (!rc)
+		nc_info("mds", "OST pool %s changed (op %u)", m->pr_name, m->pr_op);
+	free(m);
+	return rc ? rc : mds_reply(req, 0, NULL, 0);
+}
+
+static int op_pool_list(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_pool_req *m = malloc(sizeof(*m));
+	struct nc_pool_list_rep *rep = malloc(sizeof(*rep));
+	int rc = -ENOMEM;
+
+	if (m && rep)
+		rc = decode(req, in, (nc_xdr_fn)nc_wire_pool_req, m);
+	if (!rc)
+		rc = mds_ns_pool_list(mds_server_ns(mds), m->pr_name, rep);
+	if (!rc)
+		rc = reply_msg(req, (nc_xdr_fn)nc_wire_pool_list_rep, rep);
+	free(rep);
+	free(m);
+	return rc;
+}
+
 static mds_op_fn op_table(uint16_t opcode)
 {
 	switch (opcode) {
@@ -700,9 +813,14 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_PACK_COMMIT: return op_pack_commit;
 	case NC_OP_PACK_SWITCH: return op_pack_switch;
 	case NC_OP_PACK_LIST: return op_pack_list;
+	case NC_OP_CHANGELOG_READ: return op_changelog_read;
+	case NC_OP_CHANGELOG_CLEAR: return op_changelog_clear;
 	case NC_OP_PACK_FILES: return op_pack_files;
 	case NC_OP_LOOKUP_MANY: return op_lookup_many;
 	case NC_OP_MIGRATE: return op_migrate;
+	case NC_OP_OST_ADMIN: return op_ost_admin;
+	case NC_OP_POOL: return op_pool;
+	case NC_OP_POOL_LIST: return op_pool_list;
 	default: return NULL;
 	}
 }
@@ -726,10 +844,30 @@ bool mds_op_is_write(uint16_t opcode)
 	case NC_OP_PACK_COMMIT:
 	case NC_OP_PACK_SWITCH:
 	case NC_OP_MIGRATE:
+	case NC_OP_CHANGELOG_CLEAR:
+	case NC_OP_OST_ADMIN:
+	case NC_OP_POOL:
 		return true;
 	default:
 		return false;
 	}
+}
+
+static void squash_fix(struct nc_cred *c, const void *arg)
+{
+	mds_squash_cred(arg, c);
+}
+
+/*
+ * Root squash covers clients and tools.  Servers (an OSS, the MDS's own
+ * pack compactor) hold the cluster key like every peer and are trusted to
+ * say what they are, as every key holder is trusted with the uid it sends.
+ */
+static bool squash_applies(struct mds_server *mds, const struct nc_req *req)
+{
+	if (req->rq_peer_role != NC_ROLE_CLIENT && req->rq_peer_role != NC_ROLE_TOOL)
+		return false;
+	return mds_squash_applies(mds_server_squash(mds), req->rq_peer);
 }
 
 void mds_handle_op(struct mds_server *mds, struct nc_req *req)
@@ -751,6 +889,10 @@ void mds_handle_op(struct mds_server *mds, struct nc_req *req)
 	nc_debug("mds", "req %" PRIu64 " from %s: %s", req->rq_hdr.mh_reqid, req->rq_peer,
 		 nc_op_name(req->rq_hdr.mh_opcode));
 	nc_xdr_init_decode(&in, req->rq_body, req->rq_hdr.mh_body_len);
+	if (squash_applies(mds, req)) {
+		in.x_cred_fix = squash_fix;
+		in.x_cred_arg = mds_server_squash(mds);
+	}
 	rc = fn(mds, req, &in);
 	if (rc)
 		mds_reply(req, rc, NULL, 0);

@@ -31,7 +31,7 @@ struct mds_ost_live {
 	bool ol_known;
 	bool ol_up;
 	uint64_t ol_conn;       /* connection that registered it */
-	struct nc_ost_info ol_info;
+	struct nc_ost_info ol_info;     /* o_state: only NC_OST_INACTIVE */
 };
 
 /* Connections from the MDS to OSSes, for destroys. */
@@ -66,7 +66,15 @@ struct mds_server {
 	struct mds_oss_conn ms_oss[NC_MAX_OSTS];
 	int ms_noss;
 	struct mds_pack_gc *ms_pack_gc;   /* NULL: compaction off */
+	struct mds_squash ms_squash;
+	char ms_keyfile[4096];          /* the cluster key file, resolved */
+	uint8_t ms_key[NC_AUTH_KEY_LEN];
 };
+
+const struct mds_squash *mds_server_squash(struct mds_server *mds)
+{
+	return &mds->ms_squash;
+}
 
 struct mds_ns *mds_server_ns(struct mds_server *mds)
 {
@@ -79,9 +87,11 @@ void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
 	set->os_ndown = 0;
 	pthread_mutex_lock(&mds->ms_ost_lock);
 	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
-		if (!mds->ms_osts[i].ol_known)
+		const struct mds_ost_live *ol = &mds->ms_osts[i];
+
+		if (!ol->ol_known || !mds_ost_is_eligible(&ol->ol_info))
 			continue;
-		if (mds->ms_osts[i].ol_up)
+		if (ol->ol_up)
 			set->os_index[set->os_count++] = i;
 		else
 			set->os_down[set->os_ndown++] = i;
@@ -97,7 +107,9 @@ void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep)
 		if (!mds->ms_osts[i].ol_known)
 			continue;
 		rep->ol_osts[rep->ol_count] = mds->ms_osts[i].ol_info;
-		rep->ol_osts[rep->ol_count].o_state = mds->ms_osts[i].ol_up ? NC_OST_UP : NC_OST_DOWN;
+		rep->ol_osts[rep->ol_count].o_state =
+			(mds->ms_osts[i].ol_up ? NC_OST_UP : NC_OST_DOWN) |
+			(mds->ms_osts[i].ol_info.o_state & NC_OST_INACTIVE);
 		rep->ol_count++;
 	}
 	pthread_mutex_unlock(&mds->ms_ost_lock);
@@ -107,6 +119,7 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 			    uint64_t conn_id)
 {
 	struct mds_ost_live *ol;
+	uint32_t flags;
 	int rc;
 
 	if (ost->o_index >= NC_MAX_OSTS)
@@ -128,15 +141,42 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 	}
 	pthread_mutex_lock(&mds->ms_ost_lock);
 	ol = &mds->ms_osts[ost->o_index];
+	flags = ol->ol_known ? ol->ol_info.o_state & NC_OST_INACTIVE : 0;
 	ol->ol_known = true;
 	ol->ol_info = *ost;
-	ol->ol_info.o_state = NC_OST_UP;
+	ol->ol_info.o_state = flags;     /* the administrator's, kept */
 	if (!ol->ol_up)
 		nc_info("mds", "OST %u is up at %s", ost->o_index, ost->o_addr);
 	ol->ol_up = true;
 	ol->ol_conn = conn_id;
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 	mds_server_kick_destroy(mds);
+	return 0;
+}
+
+int mds_server_ost_admin(struct mds_server *mds, const struct nc_cred *cred, uint32_t idx,
+			 uint32_t op)
+{
+	bool active;
+	int rc;
+
+	if (op == NC_OSTADM_ACTIVATE)
+		active = true;
+	else if (op == NC_OSTADM_DEACTIVATE)
+		active = false;
+	else
+		return -EINVAL;
+	rc = mds_ns_ost_set_active(mds->ms_ns, cred, idx, active);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	if (active)
+		mds->ms_osts[idx].ol_info.o_state &= ~NC_OST_INACTIVE;
+	else
+		mds->ms_osts[idx].ol_info.o_state |= NC_OST_INACTIVE;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	nc_info("mds", "OST %u %s: it %s new objects", idx,
+		active ? "activated" : "deactivated", active ? "gets" : "gets no");
 	return 0;
 }
 
@@ -172,6 +212,7 @@ static int load_osts(struct mds_server *mds)
 			continue;
 		mds->ms_osts[list[i].o_index].ol_known = true;
 		mds->ms_osts[list[i].o_index].ol_info = list[i];
+		mds->ms_osts[list[i].o_index].ol_info.o_state &= NC_OST_INACTIVE;
 	}
 	free(list);
 	return rc;
@@ -250,7 +291,7 @@ void mds_server_kick_destroy(struct mds_server *mds)
 static struct nc_cconn *oss_conn(struct mds_server *mds, const char *addr)
 {
 	struct nc_cconn_opts co = { .co_role = NC_ROLE_MDS, .co_timeout_ms = 10000,
-				    .co_retry_ms = -1 };
+				    .co_retry_ms = -1, .co_key = mds->ms_key };
 	struct mds_oss_conn *oc;
 
 	for (int i = 0; i < mds->ms_noss; i++)
@@ -386,6 +427,24 @@ static void *destroy_main(void *arg)
 
 /* ---- setup ---- */
 
+/* Formatting makes the cluster key, unless one is there already (it may
+ * have been made beforehand, and is never replaced). */
+static int key_create(struct mds_server *mds)
+{
+	int rc = nc_auth_key_create(mds->ms_keyfile, NULL);
+
+	if (rc == -EEXIST) {
+		nc_info("mds", "using the existing cluster key %s", mds->ms_keyfile);
+		return 0;
+	}
+	if (rc)
+		nc_error("mds", "cannot create the cluster key %s: %s", mds->ms_keyfile,
+			 nc_strerror(rc));
+	else
+		nc_info("mds", "created the cluster key %s", mds->ms_keyfile);
+	return rc;
+}
+
 int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 {
 	struct nc_server_conf sc = { 0 };
@@ -408,15 +467,39 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 		free(mds);
 		return -EINVAL;
 	}
+	{
+		char err[128];
+
+		rc = mds_squash_parse(&mds->ms_squash, conf->mc_root_squash, conf->mc_nosquash,
+				      err, sizeof(err));
+		if (rc) {
+			nc_error("mds", "%s", err);
+			free(mds);
+			return rc;
+		}
+		if (mds->ms_squash.sq_on)
+			nc_info("mds", "root squash: root of clients served as %u:%u, %u exempt network%s",
+				mds->ms_squash.sq_uid, mds->ms_squash.sq_gid,
+				mds->ms_squash.sq_nnets, mds->ms_squash.sq_nnets == 1 ? "" : "s");
+	}
 	pthread_mutex_init(&mds->ms_ost_lock, NULL);
 	pthread_mutex_init(&mds->ms_lock, NULL);
 	pthread_cond_init(&mds->ms_cond, NULL);
 	pthread_mutex_init(&mds->ms_wq_lock, NULL);
 	pthread_cond_init(&mds->ms_wq_cond, NULL);
 
+	rc = nc_auth_key_path(conf->mc_keyfile, conf->mc_fsname, mds->ms_keyfile,
+			      sizeof(mds->ms_keyfile));
+	if (rc) {
+		nc_error("mds", "cluster key file name: %s", nc_strerror(rc));
+		goto out_free;
+	}
 	rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
 	if (rc == -NC_E_NOTFMT && conf->mc_format) {
-		rc = mds_ns_format(conf->mc_dir, conf->mc_fsname, NULL, conf->mc_map_size);
+		rc = key_create(mds);
+		if (!rc)
+			rc = mds_ns_format(conf->mc_dir, conf->mc_fsname, NULL,
+					   conf->mc_map_size);
 		if (!rc) {
 			nc_info("mds", "formatted MDT of %s in %s", conf->mc_fsname, conf->mc_dir);
 			rc = mds_ns_open(conf->mc_dir, conf->mc_map_size, &mds->ms_ns);
@@ -432,11 +515,20 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 		rc = -NC_E_FSNAME;
 		goto out_free;
 	}
+	rc = nc_auth_key_load(mds->ms_keyfile, mds->ms_key);
+	if (rc) {
+		nc_error("mds", "cluster key %s: %s", mds->ms_keyfile, nc_strerror(rc));
+		goto out_free;
+	}
 	rc = load_osts(mds);
 	if (rc)
 		goto out_free;
+	mds_ns_changelog_enable(mds->ms_ns, conf->mc_changelog);
+	if (conf->mc_changelog)
+		nc_info("mds", "changelog on: namespace changes are recorded");
 
 	sc.sc_name = "mds";
+	sc.sc_key = mds->ms_key;
 	sc.sc_fsname = conf->mc_fsname;
 	sc.sc_role = NC_ROLE_MDS;
 	sc.sc_threads = conf->mc_threads > 0 ? conf->mc_threads : 8;
@@ -489,6 +581,7 @@ static int pack_gc_start(struct mds_server *mds)
 		.pc_ns = mds->ms_ns,
 		.pc_interval_ms = mds->ms_conf.mc_pack_gc_interval_ms,
 		.pc_threshold = mds->ms_conf.mc_pack_gc_threshold,
+		.pc_keyfile = mds->ms_keyfile,
 	};
 	char addr[NC_ADDR_MAX + 32];
 	int rc;
@@ -578,5 +671,6 @@ void mds_server_free(struct mds_server *mds)
 	pthread_mutex_destroy(&mds->ms_ost_lock);
 	pthread_mutex_destroy(&mds->ms_lock);
 	pthread_cond_destroy(&mds->ms_cond);
+	nc_auth_wipe(mds->ms_key, sizeof(mds->ms_key));
 	free(mds);
 }

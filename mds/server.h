@@ -14,6 +14,7 @@
 
 #include "common/rpc.h"
 #include "mds/ns.h"
+#include "mds/squash.h"
 
 struct mds_conf {
 	const char *mc_dir;             /* the MDT directory */
@@ -28,6 +29,14 @@ struct mds_conf {
 	 * sealed pack is compacted (0: 0.5). */
 	int mc_pack_gc_interval_ms;
 	double mc_pack_gc_threshold;
+	/* Root squash (mds/squash.h): "UID:GID" or NULL for none, and the
+	 * exempt client addresses and networks. */
+	const char *mc_root_squash;
+	const char *mc_nosquash;
+	bool mc_changelog;              /* record namespace changes */
+	/* The cluster key file (common/auth.h); NULL: $NACRE_KEYFILE, else
+	 * /etc/nacre/FSNAME.key.  Formatting creates it when it is missing. */
+	const char *mc_keyfile;
 };
 
 struct mds_server;
@@ -40,8 +49,15 @@ void mds_server_free(struct mds_server *mds);
 
 /* ---- for the handlers (mds/rpc.c) ---- */
 struct mds_ns *mds_server_ns(struct mds_server *mds);
+const struct mds_squash *mds_server_squash(struct mds_server *mds);
 /* OSTs that are up, in index order. */
+/* The OSTs new objects may go to (mds_ost_is_eligible()), up and down, in
+ * index order. */
 void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set);
+/* OST_ADMIN: NC_OSTADM_ACTIVATE or _DEACTIVATE OST @idx, kept on the MDT
+ * (mds_ns_ost_set_active()) and applied to the next layouts at once. */
+int mds_server_ost_admin(struct mds_server *mds, const struct nc_cred *cred, uint32_t idx,
+			 uint32_t op);
 /* The OST table with live states. */
 void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep);
 int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *ost,

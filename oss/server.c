@@ -36,6 +36,7 @@ struct oss_server {
 	bool os_stopping;
 	pthread_mutex_t os_lock;
 	pthread_cond_t os_cond;
+	uint8_t os_key[NC_AUTH_KEY_LEN];
 };
 
 struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index)
@@ -105,6 +106,23 @@ static int open_osts(struct oss_server *oss)
 	return 0;
 }
 
+/* Without the cluster key this server could neither serve nor register. */
+static int key_load(struct oss_server *oss)
+{
+	char path[4096];
+	int rc;
+
+	rc = nc_auth_key_path(oss->os_conf.oc_keyfile, oss->os_fsname, path, sizeof(path));
+	if (rc) {
+		nc_error("oss", "cluster key file name: %s", nc_strerror(rc));
+		return rc;
+	}
+	rc = nc_auth_key_load(path, oss->os_key);
+	if (rc)
+		nc_error("oss", "cluster key %s: %s", path, nc_strerror(rc));
+	return rc;
+}
+
 int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 {
 	struct nc_server_conf sc = { 0 };
@@ -122,6 +140,9 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 	snprintf(oss->os_fsname, sizeof(oss->os_fsname), "%s", conf->oc_fsname);
 	pthread_mutex_init(&oss->os_lock, NULL);
 	pthread_cond_init(&oss->os_cond, NULL);
+	rc = key_load(oss);
+	if (rc)
+		goto out_free;
 	rc = open_osts(oss);
 	if (rc)
 		goto out_free;
@@ -132,6 +153,7 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 	sc.sc_name = "oss";
 	sc.sc_fsname = oss->os_fsname;
 	sc.sc_role = NC_ROLE_OSS;
+	sc.sc_key = oss->os_key;
 	sc.sc_threads = conf->oc_threads > 0 ? conf->oc_threads : 8;
 	sc.sc_handler = oss_handle;
 	sc.sc_closed = oss_conn_closed;
@@ -152,6 +174,7 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 		snprintf(oss->os_advertise, sizeof(oss->os_advertise), "%s", conf->oc_advertise);
 
 	co.co_role = NC_ROLE_OSS;
+	co.co_key = oss->os_key;
 	co.co_timeout_ms = 10000;
 	co.co_retry_ms = -1; /* the registration loop does its own retrying */
 	rc = nc_cconn_new(conf->oc_mds, oss->os_fsname, &co, &oss->os_mds);
@@ -290,5 +313,6 @@ void oss_server_free(struct oss_server *oss)
 		oss_ost_close(oss->os_osts[i]);
 	pthread_mutex_destroy(&oss->os_lock);
 	pthread_cond_destroy(&oss->os_cond);
+	nc_auth_wipe(oss->os_key, sizeof(oss->os_key));
 	free(oss);
 }

@@ -34,6 +34,9 @@ struct oss_conf {
 		uint32_t index;
 		const char *dir;
 	} oc_osts[OSS_MAX_OSTS];
+	/* The cluster key file (common/auth.h); NULL: $NACRE_KEYFILE, else
+	 * /etc/nacre/FSNAME.key. */
+	const char *oc_keyfile;
 };
 
 struct oss_server;

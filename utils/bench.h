@@ -106,6 +106,7 @@ struct bench_target {
 struct bench_cfg {
 	const char *bc_mds;
 	const char *bc_fsname;
+	const char *bc_keyfile;         /* --keyfile; NULL: libnacre's default */
 	const char *bc_mount;
 	const char *bc_local;
 	bool bc_json;
@@ -149,6 +150,8 @@ struct bench_run {
 
 /* ---- bench_target.c ---- */
 
+/* nacre_connect() with the configured MDS, fsname and key file. */
+int bench_connect(const struct bench_cfg *cfg, struct nacre_fs **fs);
 int bench_target_init_nacre(struct bench_target *t, struct nacre_fs *fs,
 			    const char *dir);
 int bench_target_init_posix(struct bench_target *t, enum bench_kind kind,

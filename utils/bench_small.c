@@ -665,7 +665,7 @@ static int bsm_connect(struct bench_run *run, struct nacre_fs **fs)
 	const struct bench_cfg *cfg = run->br_cfg;
 	int rc;
 
-	rc = nacre_connect(cfg->bc_mds, cfg->bc_fsname, NULL, fs);
+	rc = bench_connect(cfg, fs);
 	if (rc < 0)
 		fprintf(stderr, "nacre-bench: connect to %s (%s): %s\n",
 			cfg->bc_mds, cfg->bc_fsname, nacre_strerror(rc));

@@ -320,3 +320,10 @@ void bench_target_err(const struct bench_target *t, const char *what,
 	fprintf(stderr, "nacre-bench: %s: %s %s%s%s: %s\n", t->bt_name, what,
 		t->bt_dir, name[0] ? "/" : "", name, t->bt_ops->bo_strerror(err));
 }
+
+int bench_connect(const struct bench_cfg *cfg, struct nacre_fs **fs)
+{
+	const struct nacre_opts opts = { .keyfile = cfg->bc_keyfile };
+
+	return nacre_connect(cfg->bc_mds, cfg->bc_fsname, &opts, fs);
+}

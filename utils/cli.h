@@ -54,6 +54,8 @@ struct cli_ctx {
 	bool cx_json;
 	const char *cx_mds;            /* --mds: no mount needed */
 	const char *cx_fsname;         /* --fsname, with --mds */
+	const char *cx_keyfile;        /* --keyfile: the cluster key */
+	char cx_errbuf[PATH_MAX + 128]; /* cli_connect_strerror() */
 	unsigned int cx_nconns;
 	struct cli_conn cx_conns[CLI_MAX_CONNS];
 };
@@ -77,6 +79,9 @@ int cmd_df(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_getstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_osts(struct cli_ctx *ctx, int argc, char **argv);
+/* `nacre osts activate|deactivate INDEX [PATH]` (cmd_osts.c). */
+int cmd_osts_admin(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_pool(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_pack(struct cli_ctx *ctx, int argc, char **argv);
 /* `nacre pack [convert]` (cmd_pack_convert.c), dispatched by cmd_pack(). */
 int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv);
@@ -84,6 +89,7 @@ int cmd_rebuild(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_scrub(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_find(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_migrate(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_changelog(struct cli_ctx *ctx, int argc, char **argv);
 
 /* ---- cli_util.c: messages ---- */
 
@@ -102,6 +108,7 @@ enum {
 	CLI_OPT_MDS,
 	CLI_OPT_FSNAME,
 	CLI_OPT_VERSION,
+	CLI_OPT_KEYFILE,
 };
 
 /* --mds and --fsname are global options only (cli_main.c). */
@@ -234,6 +241,9 @@ int cli_path_probe(const char *path, struct cli_fsid *id);
  */
 int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
 		struct nacre_fs **fs);
+/* Describes a cli_connect() failure; a key error names the key file.
+ * @note The string lives in @ctx until the next call. */
+const char *cli_connect_strerror(struct cli_ctx *ctx, const char *fsname, int rc);
 /* Closes every connection. */
 void cli_ctx_fini(struct cli_ctx *ctx);
 
@@ -306,6 +316,15 @@ unsigned long cli_walk(struct cli_ctx *ctx, struct cli_target *t, const char *pa
 /* "K+M" (K 1 to 16, M 0 to 4) or "none" (k 1, m 0: plain striping).
  * 0 or -EINVAL. */
 int cli_parse_ec(const char *arg, uint32_t *k, uint32_t *m);
+/*
+ * The one filesystem a change applies to: that of @path, of --mds, or the
+ * only nacre mount (a usage error when several are mounted).  Reports
+ * failures; 0 when @t is filled, else the exit status.
+ */
+int cli_target_one(struct cli_ctx *ctx, const char *path, struct cli_target *t);
+
+/* An OST index, 0 to NACRE_MAX_OSTS - 1: 0, or CLI_EXIT_USAGE (reported). */
+int cli_parse_ost_index(const struct cli_ctx *ctx, const char *s, uint32_t *idx);
 
 /* The mount point in @mounts_file holding @path (longest prefix of its
  * real path); @path itself when none matches. */

@@ -2,7 +2,7 @@
 /*
  * nacre: the admin and user command line tool.
  *
- *   nacre [--json] [--mds ADDRESS --fsname NAME] SUBCOMMAND [ARGS...]
+ *   nacre [--json] [--mds ADDRESS --fsname NAME] [--keyfile FILE] SUBCOMMAND [ARGS...]
  *
  * This file holds the command table and the dispatcher; each subcommand is
  * one function in cmd_*.c over the public libnacre API.
@@ -33,13 +33,14 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_usage = "[--json] PATH...",
 		.cc_help =
 			"  --json                one JSON object per PATH\n"
-			"A directory shows the default layout its new files get.\n",
+			"A directory shows the default layout its new files get, with its OST\n"
+			"pool when it names one (\"pool\" in JSON, null when none).\n",
 	},
 	{
 		.cc_name = "setstripe",
 		.cc_fn = cmd_setstripe,
 		.cc_summary = "set a directory's default layout or create a file with a layout",
-		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none]\n"
+		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [-p POOL | --no-pool]\n"
 			"       [--pack [--pack-max SIZE] | --no-pack] [--json] PATH",
 		.cc_help =
 			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
@@ -53,6 +54,9 @@ static const struct cli_cmd cli_cmds[] = {
 			"  --pack-max SIZE          with --pack: the largest file kept packed,\n"
 			"                           K/M suffixes, 1 byte to 64M (default 1M)\n"
 			"  --no-pack                new files of the directory are not packed\n"
+			"  -p, --pool POOL          new files use only the active OSTs of OST pool\n"
+			"                           POOL (see nacre pool); -p '' clears it\n"
+			"  --no-pool                clear the directory's pool\n"
 			"  --json                   print the resulting layout\n"
 			"PATH may be a directory, an empty file, or a new file to create.\n"
 			"Fields not given keep their value; packing stays as it was unless\n"
@@ -87,11 +91,37 @@ static const struct cli_cmd cli_cmds[] = {
 	{
 		.cc_name = "osts",
 		.cc_fn = cmd_osts,
-		.cc_summary = "list the OSTs of a filesystem",
-		.cc_usage = "[--json] [PATH]",
+		.cc_summary = "list the OSTs of a filesystem, activate or deactivate one",
+		.cc_usage = "[--json] [PATH]\n"
+			"       nacre osts activate|deactivate [--json] INDEX [PATH]",
 		.cc_help =
-			"  --json                a JSON array of OSTs\n"
-			"Without PATH every mounted nacre filesystem is shown.\n",
+			"  --json                a JSON array of OSTs (state up or down, active\n"
+			"                        true or false)\n"
+			"  activate INDEX        new files and packs may use OST INDEX again\n"
+			"  deactivate INDEX      no new objects on OST INDEX; its existing\n"
+			"                        objects are still read and written (root only;\n"
+			"                        kept across restarts)\n"
+			"Without PATH every mounted nacre filesystem is listed; activate and\n"
+			"deactivate need PATH (or --mds) when several are mounted.  A directory\n"
+			"named activate or deactivate is reached as ./NAME.\n",
+	},
+	{
+		.cc_name = "pool",
+		.cc_fn = cmd_pool,
+		.cc_summary = "manage OST pools (named sets of OSTs for setstripe -p)",
+		.cc_usage = "create|destroy [--json] NAME [PATH]\n"
+			"       nacre pool add|remove [--json] NAME INDEX... [PATH]\n"
+			"       nacre pool list [--json] [NAME] [PATH]",
+		.cc_help =
+			"  create NAME           a new, empty pool (NAME: 1 to 15 of A-Z a-z\n"
+			"                        0-9 _ . -; at most 64 pools)\n"
+			"  destroy NAME          remove an empty pool\n"
+			"  add NAME INDEX...     add OSTs to the pool\n"
+			"  remove NAME INDEX...  take OSTs out of the pool\n"
+			"  list [NAME]           the pools and their OSTs\n"
+			"  --json                JSON output\n"
+			"Changes need root.  Without PATH: the only mounted nacre filesystem.\n"
+			"See nacre pool SUBCOMMAND --help.\n",
 	},
 	{
 		.cc_name = "rebuild",
@@ -172,6 +202,25 @@ static const struct cli_cmd cli_cmds[] = {
 			"their pack.  Readers that opened a file before it moved read the old\n"
 			"objects until they are destroyed.\n",
 	},
+	{
+		.cc_name = "changelog",
+		.cc_fn = cmd_changelog,
+		.cc_summary = "show or clear the namespace changes the MDS recorded",
+		.cc_usage = "[--since SEQ] [--limit N] [--json] [PATH]\n"
+			"       nacre changelog clear SEQ [PATH]",
+		.cc_help =
+			"  --since SEQ           only records numbered above SEQ\n"
+			"  --limit N             at most N records\n"
+			"  --json                a JSON array of records\n"
+			"  clear SEQ             remove the records numbered up to SEQ, once\n"
+			"                        they have been consumed\n"
+			"One line per record: number, type (CREAT, MKDIR, HLINK, SLINK, MKNOD,\n"
+			"UNLNK, RMDIR, RENME, SATTR, TRUNC, XATTR, LYOUT), time, date, uid, gid,\n"
+			"t=[FID] of the file, p=[FID] NAME of the entry, sp=[FID] NAME where a\n"
+			"rename came from, x=NAME of an extended attribute.  The MDS records\n"
+			"only when it runs with --changelog.  Root only.  Without PATH: the one\n"
+			"mounted nacre filesystem (or --mds).\n",
+	},
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
@@ -198,7 +247,8 @@ static void cli_help(FILE *out)
 {
 	size_t i;
 
-	fputs("usage: nacre [--json] [--mds ADDRESS --fsname NAME] SUBCOMMAND [ARGS...]\n"
+	fputs("usage: nacre [--json] [--mds ADDRESS --fsname NAME] [--keyfile FILE]\n"
+	      "             SUBCOMMAND [ARGS...]\n"
 	      "       nacre help SUBCOMMAND | --help | --version\n"
 	      "\n"
 	      "Global options:\n"
@@ -206,6 +256,8 @@ static void cli_help(FILE *out)
 	      "  --mds ADDRESS      talk to the MDS at ADDRESS instead of going\n"
 	      "                     through a mount; PATHs are inside the filesystem\n"
 	      "  --fsname NAME      the filesystem name, with --mds\n"
+	      "  --keyfile FILE     the cluster key (default: $NACRE_KEYFILE, else\n"
+	      "                     /etc/nacre/FSNAME.key)\n"
 	      "\n"
 	      "Subcommands:\n", out);
 	for (i = 0; i < CLI_NCMDS; i++)
@@ -240,6 +292,7 @@ static int cli_parse_global(struct cli_ctx *ctx, int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "mds", required_argument, NULL, CLI_OPT_MDS },
 		{ "fsname", required_argument, NULL, CLI_OPT_FSNAME },
+		{ "keyfile", required_argument, NULL, CLI_OPT_KEYFILE },
 		{ "version", no_argument, NULL, CLI_OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -261,6 +314,11 @@ static int cli_parse_global(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		case CLI_OPT_FSNAME:
 			ctx->cx_fsname = optarg;
+			break;
+		case CLI_OPT_KEYFILE:
+			if (!*optarg)
+				return cli_usage_err(ctx, "--keyfile needs a file name");
+			ctx->cx_keyfile = optarg;
 			break;
 		default:
 			rc = cli_opt_common(ctx, c, argv);

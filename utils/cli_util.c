@@ -547,6 +547,7 @@ int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
 	struct nacre_opts opts = {
 		.timeout_ms = CLI_TIMEOUT_MS,
 		.retry_ms = CLI_RETRY_MS,
+		.keyfile = ctx->cx_keyfile,
 	};
 	struct cli_conn *cn;
 	unsigned int i;
@@ -581,6 +582,19 @@ int cli_connect(struct cli_ctx *ctx, const char *mds, const char *fsname,
 	return 0;
 }
 
+const char *cli_connect_strerror(struct cli_ctx *ctx, const char *fsname, int rc)
+{
+	char path[PATH_MAX];
+
+	if ((rc != -NACRE_E_AUTH && rc != -NACRE_E_NOKEY && rc != -NACRE_E_KEYMODE &&
+	     rc != -NACRE_E_KEYFILE) ||
+	    nacre_keyfile_path(ctx->cx_keyfile, fsname, path, sizeof(path)))
+		return nacre_strerror(rc);
+	snprintf(ctx->cx_errbuf, sizeof(ctx->cx_errbuf), "%s (key file %s)",
+		 nacre_strerror(rc), path);
+	return ctx->cx_errbuf;
+}
+
 void cli_ctx_fini(struct cli_ctx *ctx)
 {
 	unsigned int i;
@@ -599,7 +613,7 @@ static int cli_target_open_inside(struct cli_ctx *ctx, const char *path,
 	rc = cli_connect(ctx, ctx->cx_mds, ctx->cx_fsname, &t->tg_fs);
 	if (rc)
 		return cli_err(ctx, "%s:/%s: %s", ctx->cx_mds, ctx->cx_fsname,
-			       nacre_strerror(rc));
+			       cli_connect_strerror(ctx, ctx->cx_fsname, rc));
 	rc = nacre_resolve(t->tg_fs, NULL, path, true, &t->tg_st);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
@@ -623,7 +637,7 @@ static int cli_target_open_mounted(struct cli_ctx *ctx, const char *path,
 	rc = cli_connect(ctx, id.fi_mds, id.fi_fsname, &t->tg_fs);
 	if (rc)
 		return cli_err(ctx, "%s: %s:/%s: %s", path, id.fi_mds,
-			       id.fi_fsname, nacre_strerror(rc));
+			       id.fi_fsname, cli_connect_strerror(ctx, id.fi_fsname, rc));
 	t->tg_fid = id.fi_fid;
 	rc = nacre_getattr(t->tg_fs, &t->tg_fid, &t->tg_st);
 	if (rc)
@@ -816,6 +830,35 @@ int cli_targets_collect(struct cli_ctx *ctx, const char *path,
 	}
 	*out = t;
 	return rc;
+}
+
+int cli_target_one(struct cli_ctx *ctx, const char *path, struct cli_target *t)
+{
+	struct cli_target *targets;
+	int n, status;
+
+	status = cli_targets_collect(ctx, path, &targets, &n);
+	if (n == 0)
+		return status;
+	/* A change to one filesystem never guesses between several. */
+	if (n > 1) {
+		free(targets);
+		return cli_usage_err(ctx, "%d nacre filesystems are mounted; name one with PATH",
+				     n);
+	}
+	*t = targets[0];
+	free(targets);
+	return status;
+}
+
+int cli_parse_ost_index(const struct cli_ctx *ctx, const char *s, uint32_t *idx)
+{
+	long v;
+
+	if (cli_parse_long(s, &v) || v < 0 || v >= NACRE_MAX_OSTS)
+		return cli_usage_err(ctx, "bad OST index '%s' (0 to %d)", s, NACRE_MAX_OSTS - 1);
+	*idx = (uint32_t)v;
+	return 0;
 }
 
 int cli_targets_report(struct cli_ctx *ctx, const char *path, cli_target_fn fn,

@@ -22,6 +22,7 @@ struct df_row {
 	char dr_uuid[37];
 	const char *dr_xprt;                    /* "rdma", "tcp", "-" */
 	bool dr_up;
+	bool dr_inactive;                       /* OST deactivated: no new objects */
 	uint64_t dr_total;
 	uint64_t dr_used;
 	uint64_t dr_avail;
@@ -79,6 +80,7 @@ static void df_report_ost(struct df_report *dp, struct nacre_fs *fs,
 
 	df_row_name(r, dp->dp_fsname, "ost", o->index);
 	snprintf(r->dr_uuid, sizeof(r->dr_uuid), "%s", o->uuid);
+	r->dr_inactive = !o->active;
 	dp->dp_osts++;
 	/* An OST the MDS already knows is down is not asked: that would
 	 * only wait for a timeout. */
@@ -176,6 +178,15 @@ static void df_print_line(int name_w, const char *name, uint64_t total,
 	       state, xprt, where);
 }
 
+/* An inactive OST (no new objects) shows as such, up or down, as Lustre's
+ * "inactive device"; --json has both. */
+static const char *df_state(const struct df_row *r)
+{
+	if (r->dr_inactive)
+		return "inact";
+	return r->dr_up ? "up" : "down";
+}
+
 static void df_print_text(const struct df_report *dp, bool human)
 {
 	int name_w = (int)strlen(dp->dp_fsname) + 8;
@@ -193,8 +204,8 @@ static void df_print_text(const struct df_report *dp, bool human)
 		snprintf(where, sizeof(where), "%s[%s:%" PRIu32 "]",
 			 dp->dp_mount, i == 0 ? "MDT" : "OST", r->dr_index);
 		df_print_line(name_w, r->dr_name, r->dr_total, r->dr_used,
-			      r->dr_avail, r->dr_up, human,
-			      r->dr_up ? "up" : "down", r->dr_xprt ? r->dr_xprt : "-", where);
+			      r->dr_avail, r->dr_up, human, df_state(r),
+			      r->dr_xprt ? r->dr_xprt : "-", where);
 	}
 	putchar('\n');
 	df_print_line(name_w, "filesystem_summary:", dp->dp_total, dp->dp_used,
@@ -234,6 +245,8 @@ static void df_print_json(const struct df_report *dp, struct cli_json *js)
 		cli_json_kv_u64(js, "index", r->dr_index);
 		cli_json_kv_str(js, "uuid", r->dr_uuid);
 		cli_json_kv_str(js, "state", r->dr_up ? "up" : "down");
+		cli_json_key(js, "active");
+		cli_json_bool(js, !r->dr_inactive);
 		cli_json_key(js, "transport");
 		if (r->dr_xprt && strcmp(r->dr_xprt, "-"))
 			cli_json_str(js, r->dr_xprt);

@@ -33,12 +33,15 @@ enum {
 	STRIPE_OPT_PACK = 0x200,
 	STRIPE_OPT_NO_PACK,
 	STRIPE_OPT_PACK_MAX,
+	STRIPE_OPT_NO_POOL,
 };
 
 /* What `nacre setstripe` was asked to change. */
 struct stripe_req {
 	bool sr_has_size, sr_has_count, sr_has_index, sr_has_ec;
 	bool sr_pack, sr_no_pack, sr_has_pack_max;
+	bool sr_has_pool, sr_no_pool;   /* -p POOL (sr_pool "": clear), --no-pool */
+	char sr_pool[NACRE_POOL_NAME_MAX + 1];
 	uint32_t sr_size;
 	uint32_t sr_count;              /* STRIPE_ALL: every OST */
 	uint32_t sr_index;              /* NACRE_OST_ANY: the MDS chooses */
@@ -161,6 +164,13 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 	cli_json_kv_str(js, "pattern", pattern);
 	cli_json_kv_i64(js, "first_ost", stripe_first_ost(l, dir));
 	if (dir) {
+		cli_json_key(js, "pool");
+		if (l->flags & NACRE_LAYOUT_POOL)
+			cli_json_str(js, l->pool);
+		else
+			cli_json_null(js);
+	}
+	if (dir) {
 		stripe_json_template_pack(js, l);
 	} else {
 		stripe_json_file_pack(js, fid, l);
@@ -228,6 +238,8 @@ static void stripe_print_dir(const char *path, const struct nacre_layout *l)
 	       "\n", count, size, pattern, stripe_first_ost(l, true));
 	if (stripe_packs(l, true))
 		printf("pack: on, pack_max %" PRIu32 "\n", cli_template_pack_max(l));
+	if (l->flags & NACRE_LAYOUT_POOL)
+		printf("pool: %s\n", l->pool);
 }
 
 static void stripe_print(struct cli_json *js, const char *path,
@@ -374,6 +386,17 @@ static int setstripe_parse_pack_max(struct cli_ctx *ctx, const char *arg,
 	return CLI_OPT_CONTINUE;
 }
 
+/* -p POOL: a pool name, or "" to clear the directory's. */
+static int setstripe_parse_pool(struct cli_ctx *ctx, const char *arg, struct stripe_req *req)
+{
+	if (*arg && !nacre_pool_name_is_valid(arg))
+		return cli_usage_err(ctx, "bad pool name '%s' (1 to %d of A-Z a-z 0-9 _ . -)", arg,
+				     NACRE_POOL_NAME_MAX);
+	snprintf(req->sr_pool, sizeof(req->sr_pool), "%s", arg);
+	req->sr_has_pool = true;
+	return CLI_OPT_CONTINUE;
+}
+
 /* The option at getopt_long()'s @c; CLI_OPT_CONTINUE or the exit status. */
 static int setstripe_parse_opt(struct cli_ctx *ctx, int c, char **argv,
 			       struct stripe_req *req)
@@ -395,6 +418,11 @@ static int setstripe_parse_opt(struct cli_ctx *ctx, int c, char **argv,
 		return CLI_OPT_CONTINUE;
 	case STRIPE_OPT_PACK_MAX:
 		return setstripe_parse_pack_max(ctx, optarg, req);
+	case 'p':
+		return setstripe_parse_pool(ctx, optarg, req);
+	case STRIPE_OPT_NO_POOL:
+		req->sr_no_pool = true;
+		return CLI_OPT_CONTINUE;
 	default:
 		return cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c, argv);
 	}
@@ -407,9 +435,13 @@ static int setstripe_check(struct cli_ctx *ctx, const struct stripe_req *req)
 		return cli_usage_err(ctx, "--pack-max goes with --pack");
 	if (req->sr_pack && req->sr_no_pack)
 		return cli_usage_err(ctx, "--pack and --no-pack cannot go together");
+	if (req->sr_has_pool && req->sr_no_pool)
+		return cli_usage_err(ctx, "-p and --no-pool cannot go together");
 	if (!req->sr_has_size && !req->sr_has_count && !req->sr_has_index &&
-	    !req->sr_has_ec && !req->sr_pack && !req->sr_no_pack)
-		return cli_usage_err(ctx, "one of -S, -c, -i, -E, --pack or --no-pack is required");
+	    !req->sr_has_ec && !req->sr_pack && !req->sr_no_pack && !req->sr_has_pool &&
+	    !req->sr_no_pool)
+		return cli_usage_err(ctx, "one of -S, -c, -i, -E, -p, --pack, --no-pack or "
+				     "--no-pool is required");
 	/* A count given with the code must hold a whole row. */
 	if (req->sr_has_ec && req->sr_has_count && req->sr_m &&
 	    req->sr_count != STRIPE_ALL && req->sr_count < req->sr_k + req->sr_m)
@@ -432,12 +464,14 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 		{ "pack", no_argument, NULL, STRIPE_OPT_PACK },
 		{ "no-pack", no_argument, NULL, STRIPE_OPT_NO_PACK },
 		{ "pack-max", required_argument, NULL, STRIPE_OPT_PACK_MAX },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "no-pool", no_argument, NULL, STRIPE_OPT_NO_POOL },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
 
 	memset(req, 0, sizeof(*req));
-	while ((c = getopt_long(argc, argv, ":S:c:i:E:h", longopts,
+	while ((c = getopt_long(argc, argv, ":S:c:i:E:p:h", longopts,
 				NULL)) != -1) {
 		rc = setstripe_parse_opt(ctx, c, argv, req);
 		if (rc != CLI_OPT_CONTINUE)
@@ -529,7 +563,7 @@ static int setstripe_create_inside(struct cli_ctx *ctx, const char *path)
 	rc = cli_connect(ctx, ctx->cx_mds, ctx->cx_fsname, &fs);
 	if (rc)
 		return cli_err(ctx, "%s:/%s: %s", ctx->cx_mds, ctx->cx_fsname,
-			       nacre_strerror(rc));
+			       cli_connect_strerror(ctx, ctx->cx_fsname, rc));
 	rc = setstripe_split(path, &dir, name);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
@@ -611,11 +645,21 @@ static int setstripe_build(struct cli_ctx *ctx, const char *path, bool dir,
 	*l = *cur;
 	l->shard_count = 0;
 	l->pack_id = l->pack_off = l->pack_len = 0;
-	/* Only a directory's template packs; a file's request never does. */
-	l->flags &= dir ? NACRE_LAYOUT_PACK : 0;
-	if (!l->flags)
+	/* Only a directory's template packs and keeps a pool; a file's
+	 * request has only the pool given now. */
+	l->flags &= dir ? NACRE_LAYOUT_PACK | NACRE_LAYOUT_POOL : 0;
+	if (!(l->flags & NACRE_LAYOUT_PACK))
 		l->pack_max = 0;
+	if (!(l->flags & NACRE_LAYOUT_POOL))
+		memset(l->pool, 0, sizeof(l->pool));
 	setstripe_build_pack(req, l);
+	if (req->sr_no_pool || (req->sr_has_pool && !req->sr_pool[0])) {
+		l->flags &= ~NACRE_LAYOUT_POOL;
+		memset(l->pool, 0, sizeof(l->pool));
+	} else if (req->sr_has_pool) {
+		l->flags |= NACRE_LAYOUT_POOL;
+		snprintf(l->pool, sizeof(l->pool), "%s", req->sr_pool);
+	}
 	if (req->sr_has_size)
 		l->stripe_size = req->sr_size;
 	if (req->sr_has_count)
@@ -685,6 +729,8 @@ static int setstripe_apply(struct cli_ctx *ctx, const char *path,
 	if (rc == -EBUSY)
 		return cli_err(ctx, "%s: file holds data, its layout cannot change",
 			       path);
+	if (rc == -ENOENT && (l.flags & NACRE_LAYOUT_POOL))
+		return cli_err(ctx, "%s: no OST pool '%s' (see nacre pool list)", path, l.pool);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
 	if (req->sr_pack)

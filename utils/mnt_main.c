@@ -233,6 +233,7 @@ struct mnt_args {
 	bool ma_allow_other;
 	bool ma_ro;
 	char ma_kflags[256];            /* mount flags passed on to FUSE */
+	char ma_keyfile[PATH_MAX];      /* keyfile=, absolute; "": the default */
 	/* Copies of the -o arguments, which the parsed values point into:
 	 * argv stays intact for ps(1) and pgrep -f. */
 	char *ma_optbufs[MNT_MAX_OPT_ARGS];
@@ -304,6 +305,8 @@ static void mnt_usage(FILE *out)
 		"     read_ahead_kb=KB  the kernel's readahead window (default 8192)\n"
 		"     pack              pack every small file created through the mount\n"
 		"     pack_max=BYTES    the largest file kept packed (default 1048576)\n"
+		"     keyfile=FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
+		"                       /etc/nacre/FSNAME.key)\n"
 		"     allow_other, ro, rw, debug, default_permissions (always on),\n"
 		"     nosuid, nodev, noexec, ...: passed to FUSE\n"
 		"     defaults, _netdev, auto, noauto, user, nofail, ...: ignored\n"
@@ -380,6 +383,25 @@ static int mnt_kflag_add(struct mnt_args *a, const char *opt)
 	return 0;
 }
 
+/* keyfile=: made absolute, since the helper leaves its working directory
+ * when it goes to the background and its log lines must name the file
+ * unambiguously. */
+static int mnt_keyfile_set(struct mnt_args *a, const char *val)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (!*val)
+		return -EINVAL;
+	if (val[0] == '/')
+		n = snprintf(a->ma_keyfile, sizeof(a->ma_keyfile), "%s", val);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = snprintf(a->ma_keyfile, sizeof(a->ma_keyfile), "%s/%s", cwd, val);
+	else
+		return -errno;
+	return n < 0 || (size_t)n >= sizeof(a->ma_keyfile) ? -ENAMETOOLONG : 0;
+}
+
 static int mnt_opt_one(struct mnt_args *a, char *opt)
 {
 	char *val = strchr(opt, '=');
@@ -422,6 +444,9 @@ static int mnt_opt_one(struct mnt_args *a, char *opt)
 			goto bad_value;
 	} else if (val && !strcmp(opt, "read_ahead_kb")) {
 		if (mnt_parse_int(val, 0, 1L << 20, &a->ma_read_ahead_kb))
+			goto bad_value;
+	} else if (val && !strcmp(opt, "keyfile")) {
+		if (mnt_keyfile_set(a, val))
 			goto bad_value;
 	} else if (val && !strcmp(opt, "negative_timeout")) {
 		if (mnt_parse_secs(val, &a->ma_negative_timeout))
@@ -724,6 +749,20 @@ static int mnt_loop(struct fuse_session *se, unsigned int threads)
 	return rc;
 }
 
+static bool mnt_err_is_key(int rc)
+{
+	return rc == -NACRE_E_AUTH || rc == -NACRE_E_NOKEY || rc == -NACRE_E_KEYMODE ||
+	       rc == -NACRE_E_KEYFILE;
+}
+
+/* The key file the connection used, for error messages. */
+static const char *mnt_keyfile_name(const struct mnt_args *a, char *buf, size_t len)
+{
+	if (nacre_keyfile_path(a->ma_keyfile[0] ? a->ma_keyfile : NULL, a->ma_fsname, buf, len))
+		return "?";
+	return buf;
+}
+
 /* Connects, mounts and serves until unmounted; returns the exit status. */
 static int mnt_run(const struct mnt_args *a, int status_fd)
 {
@@ -740,12 +779,14 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 		 * several reads of one file in flight at once and out of
 		 * order: libnacre's own stream detection would only churn. */
 		.readahead_kb = -1,
+		.keyfile = a->ma_keyfile[0] ? a->ma_keyfile : NULL,
 	};
 	int code = MNT_EXIT_FAIL;
 	struct fuse_session *se;
 	sigset_t sigs, oldsigs;
 	struct nacre_fs *fs;
 	struct mnt_ctx ctx;
+	char keyfile[PATH_MAX];
 	int rc;
 
 	/* libnacre's threads inherit this mask: the stop signals must reach
@@ -758,8 +799,11 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 	rc = nacre_connect(a->ma_addr, a->ma_fsname, &nopts, &fs);
 	pthread_sigmask(SIG_SETMASK, &oldsigs, NULL);
 	if (rc < 0) {
-		mnt_log(MNT_LOG_ERROR, "cannot connect to filesystem '%s' at %s: %s",
-			a->ma_fsname, a->ma_addr, nacre_strerror(rc));
+		mnt_log(MNT_LOG_ERROR, "cannot connect to filesystem '%s' at %s: %s%s%s%s",
+			a->ma_fsname, a->ma_addr, nacre_strerror(rc),
+			mnt_err_is_key(rc) ? " (key file " : "",
+			mnt_err_is_key(rc) ? mnt_keyfile_name(a, keyfile, sizeof(keyfile)) : "",
+			mnt_err_is_key(rc) ? ")" : "");
 		if (rc == -MNT_NACRE_E_ADDR)
 			code = MNT_EXIT_USAGE;
 		goto out_report;

@@ -42,11 +42,13 @@ enum {
 	OPT_SMALL_FILES,
 	OPT_SMALL_SIZES,
 	OPT_REPEAT,
+	OPT_KEYFILE,
 };
 
 static const struct option nb_longopts[] = {
 	{ "mds", required_argument, NULL, OPT_MDS },
 	{ "fsname", required_argument, NULL, OPT_FSNAME },
+	{ "keyfile", required_argument, NULL, OPT_KEYFILE },
 	{ "mount", required_argument, NULL, OPT_MOUNT },
 	{ "local", required_argument, NULL, OPT_LOCAL },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -69,6 +71,7 @@ static const struct option nb_longopts[] = {
 static void nb_usage(void)
 {
 	printf("Usage: nacre-bench --mds ADDR --fsname NAME --local DIR [--mount MNT]\n"
+	       "                   [--keyfile FILE]\n"
 	       "                   [--json] [--quick] [--size BYTES] [--streams LIST]\n"
 	       "                   [--threads LIST] [--files N] [--duration SECS]\n"
 	       "                   [--small-files N] [--small-sizes LIST] [--only LIST]\n"
@@ -81,6 +84,8 @@ static void nb_usage(void)
 	       "\n"
 	       "  --mds ADDR        the MDS address (tcp://HOST:PORT)\n"
 	       "  --fsname NAME     the filesystem name\n"
+	       "  --keyfile FILE    the cluster key (default: $NACRE_KEYFILE, else\n"
+	       "                    /etc/nacre/FSNAME.key)\n"
 	       "  --mount MNT       also run through this FUSE mount of the filesystem\n"
 	       "  --local DIR       the local directory to compare with (same disk)\n"
 	       "  --json            print one JSON object instead of tables\n"
@@ -313,6 +318,11 @@ static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
 		case OPT_FSNAME:
 			cfg->bc_fsname = optarg;
 			break;
+		case OPT_KEYFILE:
+			if (!*optarg)
+				return nb_usage_error("%s", "--keyfile needs a file name");
+			cfg->bc_keyfile = optarg;
+			break;
 		case OPT_MOUNT:
 			cfg->bc_mount = optarg;
 			break;
@@ -424,7 +434,7 @@ static int nb_setup(struct bench_run *run, struct nacre_fs **fs)
 		return -ENOTDIR;
 	if (nb_check_dir("--local", cfg->bc_local) < 0)
 		return -ENOTDIR;
-	rc = nacre_connect(cfg->bc_mds, cfg->bc_fsname, NULL, fs);
+	rc = bench_connect(cfg, fs);
 	if (rc < 0) {
 		fprintf(stderr, "nacre-bench: connect to %s (%s): %s\n",
 			cfg->bc_mds, cfg->bc_fsname, nacre_strerror(rc));

@@ -16,7 +16,8 @@
  *            (a reply after the handler returned, as rpc.h allows), then
  *            echoes.
  * Waits on calls are bounded, so a hang in the code under test fails a test
- * instead of stopping the run.
+ * instead of stopping the run.  Servers and clients hold test_key, the
+ * cluster key; the authentication tests also use wrong_key.
  */
 #include "config.h"
 
@@ -54,6 +55,18 @@
 
 static const uint8_t srv_uuid[16] = {
 	0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+};
+
+/* The cluster key of the test servers, and another one. */
+static const uint8_t test_key[NC_AUTH_KEY_LEN] = {
+	0x6e, 0x61, 0x63, 0x72, 0x65, 0x2d, 0x74, 0x65, 0x73, 0x74, 0x2d, 0x6b,
+	0x65, 0x79, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
+	0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12,
+};
+static const uint8_t wrong_key[NC_AUTH_KEY_LEN] = {
+	0x6e, 0x61, 0x63, 0x72, 0x65, 0x2d, 0x74, 0x65, 0x73, 0x74, 0x2d, 0x6b,
+	0x65, 0x79, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
+	0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x13,
 };
 
 /* The transport under test: "tcp" on 127.0.0.1 unless the environment
@@ -215,6 +228,7 @@ static int tsrv_start(struct tsrv *t, int port, int threads)
 		.sc_handler = handler,
 		.sc_closed = on_closed,
 		.sc_arg = t,
+		.sc_key = test_key,
 	};
 	char addr[64];
 	int rc;
@@ -311,20 +325,27 @@ static bool wait_closed(struct tsrv *t, int n, int ms)
 	return atomic_load(&t->ts_closed) >= n;
 }
 
-static struct nc_cconn *client_new(const char *addr, const char *fsname,
-				   int timeout_ms, int retry_ms)
+static struct nc_cconn *client_new_key(const char *addr, const char *fsname,
+				       int timeout_ms, int retry_ms, const uint8_t *key)
 {
 	struct nc_cconn_opts o = {
 		.co_role = NC_ROLE_CLIENT,
 		.co_timeout_ms = timeout_ms,
 		.co_connect_timeout_ms = 2000,
 		.co_retry_ms = retry_ms,
+		.co_key = key,
 	};
 	struct nc_cconn *cc = NULL;
 
 	if (nc_cconn_new(addr, fsname, &o, &cc))
 		return NULL;
 	return cc;
+}
+
+static struct nc_cconn *client_new(const char *addr, const char *fsname,
+				   int timeout_ms, int retry_ms)
+{
+	return client_new_key(addr, fsname, timeout_ms, retry_ms, test_key);
 }
 
 static int call_u32(struct nc_cconn *cc, uint16_t op, uint32_t v, int timeout_ms)
@@ -431,48 +452,134 @@ static bool raw_closed_by_server(int fd)
 	}
 }
 
+/* Reads one reply: its header into @h and at most @cap body bytes into
+ * @rb.  False on a transport failure or a larger body. */
+static bool raw_reply(int fd, struct nc_msg_hdr *h, uint8_t *rb, size_t cap)
+{
+	uint8_t hb[NC_HDR_LEN];
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < NC_HDR_LEN) {
+		n = recv(fd, hb + got, NC_HDR_LEN - got, 0);
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	if (nc_hdr_decode(hb, h) || h->mh_body_len > cap || h->mh_bulk_len)
+		return false;
+	for (got = 0; got < h->mh_body_len; got += (size_t)n) {
+		n = recv(fd, rb + got, h->mh_body_len - got, 0);
+		if (n <= 0)
+			return false;
+	}
+	return true;
+}
+
+/* The role raw peers announce (the proofs cover it). */
+#define RAW_ROLE NC_ROLE_TOOL
+
 /* Sends CONNECT (protocol @major.0 in the body, the header at 1.0, filesystem
- * @fsname) and reads the reply; returns its wire status, or INT32_MIN on a
- * transport failure. */
-static int32_t raw_handshake(int fd, uint16_t major, const char *fsname,
-			     struct nc_connect_rep *rep)
+ * @fsname, @features, client nonce @nc) and reads the reply; returns its
+ * wire status, or INT32_MIN on a transport failure. */
+static int32_t raw_connect_msg(int fd, uint16_t major, const char *fsname,
+			       uint64_t features, const uint8_t nc[NC_AUTH_NONCE_LEN],
+			       struct nc_connect_rep *rep)
 {
 	struct nc_connect_req cr = { 0 };
 	struct nc_msg_hdr h;
-	uint8_t body[64], hb[NC_HDR_LEN], rb[256];
+	uint8_t body[128], rb[256];
 	struct nc_xdr x;
-	ssize_t n;
-	size_t got = 0;
 
 	cr.cr_major = major;
 	cr.cr_minor = 0;
-	cr.cr_role = NC_ROLE_TOOL;
-	cr.cr_features = NC_FEATURES_SUPPORTED;
+	cr.cr_role = RAW_ROLE;
+	cr.cr_features = features;
 	snprintf(cr.cr_fsname, sizeof(cr.cr_fsname), "%s", fsname);
+	memcpy(cr.cr_nonce, nc, NC_AUTH_NONCE_LEN);
 	nc_xdr_init_encode(&x, body, sizeof(body));
 	nc_wire_connect_req(&x, &cr);
 	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_CONNECT, 0,
 		(uint32_t)x.x_pos, 0);
 	raw_send(fd, body, x.x_pos);
-	while (got < NC_HDR_LEN) {
-		n = recv(fd, hb + got, NC_HDR_LEN - got, 0);
-		if (n <= 0)
-			return INT32_MIN;
-		got += (size_t)n;
-	}
-	if (nc_hdr_decode(hb, &h) || h.mh_body_len > sizeof(rb))
+	if (!raw_reply(fd, &h, rb, sizeof(rb)))
 		return INT32_MIN;
-	for (got = 0; got < h.mh_body_len; got += (size_t)n) {
-		n = recv(fd, rb + got, h.mh_body_len - got, 0);
-		if (n <= 0)
-			return INT32_MIN;
-	}
 	if (rep && h.mh_status == NC_WS_OK) {
 		nc_xdr_init_decode(&x, rb, h.mh_body_len);
 		nc_wire_connect_rep(&x, rep);
 		if (nc_xdr_finish(&x))
 			return INT32_MIN;
 	}
+	return h.mh_status;
+}
+
+static const uint8_t raw_nonce[NC_AUTH_NONCE_LEN] = { 0x4e, 0x63, 1, 2, 3 };
+
+static int32_t raw_handshake(int fd, uint16_t major, const char *fsname,
+			     struct nc_connect_rep *rep)
+{
+	return raw_connect_msg(fd, major, fsname, NC_FEATURES_SUPPORTED, raw_nonce, rep);
+}
+
+/* Sends AUTH carrying @mac; returns the reply's wire status (INT32_MIN on a
+ * transport failure) and, when OK, the server's proof in @server_mac. */
+static int32_t raw_auth(int fd, const uint8_t mac[NC_AUTH_MAC_LEN],
+			uint8_t server_mac[NC_AUTH_MAC_LEN])
+{
+	struct nc_auth_msg am;
+	struct nc_msg_hdr h;
+	uint8_t body[64], rb[64];
+	struct nc_xdr x;
+
+	memcpy(am.am_mac, mac, NC_AUTH_MAC_LEN);
+	nc_xdr_init_encode(&x, body, sizeof(body));
+	nc_wire_auth(&x, &am);
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, NC_OP_AUTH, 0, (uint32_t)x.x_pos, 0);
+	raw_send(fd, body, x.x_pos);
+	if (!raw_reply(fd, &h, rb, sizeof(rb)))
+		return INT32_MIN;
+	if (h.mh_opcode != NC_OP_AUTH)
+		return INT32_MIN;
+	if (h.mh_status == NC_WS_OK) {
+		nc_xdr_init_decode(&x, rb, h.mh_body_len);
+		nc_wire_auth(&x, &am);
+		if (nc_xdr_finish(&x))
+			return INT32_MIN;
+		memcpy(server_mac, am.am_mac, NC_AUTH_MAC_LEN);
+	}
+	return h.mh_status;
+}
+
+/* CONNECT then AUTH with @key, as a real client does; the wire status of
+ * the AUTH reply.  @rep receives the CONNECT reply, @mac our proof. */
+static int32_t raw_login(int fd, const uint8_t *key, struct nc_connect_rep *rep,
+			 uint8_t mac[NC_AUTH_MAC_LEN])
+{
+	uint8_t smac[NC_AUTH_MAC_LEN];
+	int32_t st;
+
+	st = raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, rep);
+	if (st != NC_WS_OK)
+		return st;
+	nc_auth_proof(key, false, raw_nonce, rep->cp_nonce, FSNAME, RAW_ROLE, mac);
+	st = raw_auth(fd, mac, smac);
+	/* Mutual: the server proves it holds the key too. */
+	if (st == NC_WS_OK &&
+	    !nc_auth_proof_is_valid(key, true, raw_nonce, rep->cp_nonce, FSNAME, RAW_ROLE,
+				    smac))
+		return INT32_MIN;
+	return st;
+}
+
+/* Sends a request of @op with no body and returns the reply's status. */
+static int32_t raw_request(int fd, uint16_t op)
+{
+	struct nc_msg_hdr h;
+	uint8_t rb[64];
+
+	raw_hdr(fd, NC_MSG_MAGIC, PROTO_VERSION, op, 0, 0, 0);
+	if (!raw_reply(fd, &h, rb, sizeof(rb)) || h.mh_opcode != op)
+		return INT32_MIN;
 	return h.mh_status;
 }
 
@@ -893,7 +1000,7 @@ static void test_garbage(void)
 	struct tsrv t;
 	struct nc_cconn *cc;
 	struct nc_connect_rep rep;
-	uint8_t junk[4096];
+	uint8_t junk[4096], mac[NC_AUTH_MAC_LEN];
 	int fd;
 
 	if (!xp_is_tcp()) {
@@ -1003,16 +1110,17 @@ static void test_garbage(void)
 	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
 	CU_ASSERT_EQUAL(echo_check(cc, "still serving", 13), 0);
-	/* ...and none of the connections above had handshaken, so the closed
+	/* ...and none of the connections above had authenticated, so the closed
 	 * callback never ran.  (The I/O thread closed them all before it took
 	 * this client's CONNECT.) */
 	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed), 0);
 
-	/* A handshaken peer that then sends garbage: closed, callback runs. */
+	/* An authenticated peer that then sends garbage: closed, callback
+	 * runs. */
 	fd = raw_connect(t.ts_port);
 	CU_ASSERT_FATAL(fd >= 0);
 	memset(&rep, 0, sizeof(rep));
-	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	CU_ASSERT_EQUAL(raw_login(fd, test_key, &rep, mac), NC_WS_OK);
 	CU_ASSERT_EQUAL(rep.cp_major, NC_PROTO_MAJOR);
 	CU_ASSERT_EQUAL(rep.cp_role, NC_ROLE_MDS);
 	CU_ASSERT_EQUAL(rep.cp_features, NC_FEATURES_SUPPORTED);
@@ -1245,12 +1353,245 @@ static void test_addr_list(void)
 }
 
 /* A server that listened but never started releases its port when freed. */
+/*
+ * A client with the wrong cluster key gets -NC_E_AUTH at once (the refusal
+ * is final, not retried for co_retry_ms); the server goes on serving
+ * clients with the right key.
+ */
+static void test_auth_wrong_key(void)
+{
+	struct tsrv t;
+	struct nc_cconn *cc;
+	struct nc_call call;
+	int64_t t0, el;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+	cc = client_new_key(t.ts_addr, FSNAME, 5000, 10000, wrong_key);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	t0 = now_ms();
+	nc_call_init(&call, OP_ECHO, "x", 1);
+	rc = nc_cconn_call(cc, &call);
+	el = now_ms() - t0;
+	nc_call_fini(&call);
+	CU_ASSERT_EQUAL(rc, -NC_E_AUTH);
+	CU_ASSERT_STRING_EQUAL(nc_strerror(rc),
+			       "authentication failed: wrong or missing cluster key");
+	if (el >= 2000)
+		fprintf(stderr, "  wrong key took %lld ms\n", (long long)el);
+	CU_ASSERT(el < 2000);
+	CU_ASSERT_FALSE(nc_cconn_is_connected(cc));
+	/* Again: refused again, the server still up. */
+	CU_ASSERT_EQUAL(echo_check(cc, "x", 1), -NC_E_AUTH);
+	nc_cconn_free(cc);
+
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "right key", 9), 0);
+	nc_cconn_free(cc);
+	/* Only the authenticated connection reached the closed callback. */
+	CU_ASSERT_TRUE(wait_closed(&t, 1, 2000));
+	sleep_ms(50);
+	CU_ASSERT_EQUAL(atomic_load(&t.ts_closed), 1);
+
+	/* No client connection without a key. */
+	CU_ASSERT_PTR_NULL(client_new_key(t.ts_addr, FSNAME, 5000, 2000, NULL));
+	tsrv_stop(&t);
+}
+
+/*
+ * The server side of the handshake, byte by byte: nothing is served before
+ * AUTH, a wrong proof and a replayed proof are refused with the AUTH
+ * status and the connection closed; the server stays up.
+ */
+static void test_auth_raw(void)
+{
+	uint8_t mac[NC_AUTH_MAC_LEN], mac1[NC_AUTH_MAC_LEN], smac[NC_AUTH_MAC_LEN];
+	struct nc_connect_rep rep, rep1;
+	struct nc_cconn *cc;
+	struct tsrv t;
+	int fd;
+
+	if (!xp_is_tcp()) {
+		fprintf(stderr, "  (raw TCP bytes: skipped over %s)\n", xp_scheme);
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 2), 0);
+
+	/* (1) PING, or a request for the handler, after CONNECT but before
+	 * AUTH: an AUTH error reply, then the connection closes. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	CU_ASSERT(rep.cp_features & NC_FEAT_AUTH);
+	CU_ASSERT_EQUAL(raw_request(fd, NC_OP_PING), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	CU_ASSERT_EQUAL(raw_request(fd, OP_ECHO), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	/* ...and before CONNECT too. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_request(fd, NC_OP_LOOKUP), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* (2) A proof made with the wrong key. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_login(fd, wrong_key, &rep, mac), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	/* A proof of zeros, and AUTH before CONNECT. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	memset(mac, 0, sizeof(mac));
+	CU_ASSERT_EQUAL(raw_auth(fd, mac, smac), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_auth(fd, mac, smac), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	/* A CONNECT without the authentication feature. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_connect_msg(fd, NC_PROTO_MAJOR, FSNAME, NC_FEAT_BULK_SPLIT,
+					raw_nonce, NULL), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* (3) Replay: connection 1 authenticates and is served; its proof,
+	 * sent again on connection 2 with the same client nonce, is refused
+	 * because the server's nonce differs. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_login(fd, test_key, &rep1, mac1), NC_WS_OK);
+	CU_ASSERT_EQUAL(raw_request(fd, NC_OP_PING), NC_WS_OK);
+	/* A second AUTH on an authenticated connection is refused too. */
+	CU_ASSERT_EQUAL(raw_auth(fd, mac1, smac), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	CU_ASSERT_NOT_EQUAL(memcmp(rep.cp_nonce, rep1.cp_nonce, NC_AUTH_NONCE_LEN), 0);
+	CU_ASSERT_EQUAL(raw_auth(fd, mac1, smac), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+	/* A second CONNECT (new nonces on an open connection) is refused. */
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_OK);
+	CU_ASSERT_EQUAL(raw_handshake(fd, NC_PROTO_MAJOR, FSNAME, &rep), NC_WS_AUTH);
+	CU_ASSERT_TRUE(raw_closed_by_server(fd));
+	close(fd);
+
+	/* The server is up and serves a client with the key. */
+	cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "still here", 10), 0);
+	nc_cconn_free(cc);
+	tsrv_stop(&t);
+}
+
+/* ---- a server that does not hold the key ---- */
+
+struct fake_srv {
+	int fs_lfd;
+	int fs_port;
+	pthread_t fs_thread;
+	int fs_auth_seen;       /* AUTH requests read */
+};
+
+/* Answers one connection: CONNECT with a nonce, then AUTH "successfully"
+ * with a proof of zeros, which a client must not believe. */
+static void *fake_main(void *arg)
+{
+	struct fake_srv *f = arg;
+	struct nc_connect_rep cp = { .cp_major = NC_PROTO_MAJOR, .cp_minor = NC_PROTO_MINOR,
+				     .cp_role = NC_ROLE_MDS,
+				     .cp_features = NC_FEATURES_SUPPORTED };
+	struct nc_auth_msg am = { { 0 } };
+	uint8_t buf[512], out[128];
+	struct nc_msg_hdr h;
+	struct nc_xdr x;
+	int fd = accept(f->fs_lfd, NULL, NULL);
+
+	if (fd < 0)
+		return NULL;
+	for (int i = 0; i < 2; i++) {
+		struct nc_msg_hdr rh = { .mh_magic = NC_MSG_MAGIC, .mh_version = PROTO_VERSION,
+					 .mh_flags = NC_MF_REPLY };
+		uint8_t hb[NC_HDR_LEN];
+
+		if (!raw_reply(fd, &h, buf, sizeof(buf)))
+			break;
+		nc_xdr_init_encode(&x, out, sizeof(out));
+		if (h.mh_opcode == NC_OP_CONNECT) {
+			memset(cp.cp_nonce, 0x5a, sizeof(cp.cp_nonce));
+			nc_wire_connect_rep(&x, &cp);
+		} else {
+			f->fs_auth_seen++;
+			nc_wire_auth(&x, &am);
+		}
+		rh.mh_opcode = h.mh_opcode;
+		rh.mh_reqid = h.mh_reqid;
+		rh.mh_body_len = (uint32_t)x.x_pos;
+		nc_hdr_encode(&rh, hb);
+		raw_send(fd, hb, sizeof(hb));
+		raw_send(fd, out, x.x_pos);
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Authentication is mutual: a server that cannot prove it holds the key
+ * (an impostor) gets -NC_E_AUTH and no request. */
+static void test_auth_server_proof(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct fake_srv f = { 0 };
+	struct nc_cconn *cc;
+	char addr[64];
+
+	if (!xp_is_tcp()) {
+		fprintf(stderr, "  (raw TCP server: skipped over %s)\n", xp_scheme);
+		return;
+	}
+	f.fs_lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(f.fs_lfd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(f.fs_lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CU_ASSERT_FATAL(listen(f.fs_lfd, 4) == 0);
+	CU_ASSERT_FATAL(getsockname(f.fs_lfd, (struct sockaddr *)&sa, &sl) == 0);
+	f.fs_port = ntohs(sa.sin_port);
+	CU_ASSERT_FATAL(pthread_create(&f.fs_thread, NULL, fake_main, &f) == 0);
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", f.fs_port);
+	cc = client_new(addr, FSNAME, 3000, 1000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	CU_ASSERT_EQUAL(echo_check(cc, "secret", 6), -NC_E_AUTH);
+	CU_ASSERT_FALSE(nc_cconn_is_connected(cc));
+	nc_cconn_free(cc);
+	pthread_join(f.fs_thread, NULL);
+	CU_ASSERT_EQUAL(f.fs_auth_seen, 1);
+	close(f.fs_lfd);
+}
+
 static void test_free_unstarted(void)
 {
 	struct nc_server_conf conf = {
 		.sc_fsname = FSNAME,
 		.sc_threads = 1,
 		.sc_handler = handler,
+		.sc_key = test_key,
 	};
 	struct nc_server *srv = NULL, *srv2 = NULL;
 	char addr[64];
@@ -1274,6 +1615,10 @@ static void test_free_unstarted(void)
 	CU_ASSERT_EQUAL(nc_server_new(&conf, &srv), -EINVAL);
 	conf.sc_threads = 1;
 	conf.sc_handler = NULL;
+	CU_ASSERT_EQUAL(nc_server_new(&conf, &srv), -EINVAL);
+	/* No server without a cluster key: nothing may be served unproved. */
+	conf.sc_handler = handler;
+	conf.sc_key = NULL;
 	CU_ASSERT_EQUAL(nc_server_new(&conf, &srv), -EINVAL);
 }
 
@@ -1308,7 +1653,10 @@ int main(void)
 	    !CU_add_test(suite, "free with calls pending", test_free_pending) ||
 	    !CU_add_test(suite, "server unreachable", test_unreachable) ||
 	    !CU_add_test(suite, "address lists", test_addr_list) ||
-	    !CU_add_test(suite, "free a server never started", test_free_unstarted)) {
+	    !CU_add_test(suite, "free a server never started", test_free_unstarted) ||
+	    !CU_add_test(suite, "wrong cluster key", test_auth_wrong_key) ||
+	    !CU_add_test(suite, "authentication on the raw wire", test_auth_raw) ||
+	    !CU_add_test(suite, "a server without the key", test_auth_server_proof)) {
 		CU_cleanup_registry();
 		return 99;
 	}

@@ -148,6 +148,8 @@ static bool layout_eq(const struct nc_layout *a, const struct nc_layout *b)
 	FEQ(a, b, l_flags);
 	FEQ(a, b, l_first_ost);
 	FEQ(a, b, l_gen);
+	if ((a->l_flags & NC_LAYOUT_TEMPLATE) && (a->l_flags & NC_LAYOUT_POOL))
+		FSTREQ(a, b, l_pool);
 	if (a->l_flags & NC_LAYOUT_TEMPLATE)
 		return true; /* a template carries no shards */
 	if (a->l_flags & NC_LAYOUT_OBJFID)
@@ -304,6 +306,59 @@ static bool eq_connect_rep(const void *pa, const void *pb)
 	FEQ(a, b, cp_role);
 	FEQ(a, b, cp_features);
 	FMEMEQ(a, b, cp_uuid, 16);
+	return true;
+}
+
+/* Since 1.3: with NC_FEAT_AUTH the nonces follow. */
+static void fill_connect_req_auth(void *p)
+{
+	struct nc_connect_req *m = p;
+
+	fill_connect_req(m);
+	m->cr_features = NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH;
+	for (int i = 0; i < 32; i++)
+		m->cr_nonce[i] = (uint8_t)(0x80 + i);
+}
+
+static bool eq_connect_req_auth(const void *pa, const void *pb)
+{
+	const struct nc_connect_req *a = pa, *b = pb;
+
+	FMEMEQ(a, b, cr_nonce, 32);
+	return eq_connect_req(pa, pb);
+}
+
+static void fill_connect_rep_auth(void *p)
+{
+	struct nc_connect_rep *m = p;
+
+	fill_connect_rep(m);
+	m->cp_features = NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH;
+	for (int i = 0; i < 32; i++)
+		m->cp_nonce[i] = (uint8_t)(0xa0 + i);
+}
+
+static bool eq_connect_rep_auth(const void *pa, const void *pb)
+{
+	const struct nc_connect_rep *a = pa, *b = pb;
+
+	FMEMEQ(a, b, cp_nonce, 32);
+	return eq_connect_rep(pa, pb);
+}
+
+static void fill_auth(void *p)
+{
+	struct nc_auth_msg *m = p;
+
+	for (int i = 0; i < 32; i++)
+		m->am_mac[i] = (uint8_t)(0xc0 + i);
+}
+
+static bool eq_auth(const void *pa, const void *pb)
+{
+	const struct nc_auth_msg *a = pa, *b = pb;
+
+	FMEMEQ(a, b, am_mac, 32);
 	return true;
 }
 
@@ -594,6 +649,17 @@ static void fill_layout_msg_template(void *p)
 	m->sl_layout.l_gen = 0;
 }
 
+/* A directory default with packing and an OST pool: 8 OSTs of "fast". */
+static void fill_layout_msg_pool(void *p)
+{
+	struct nc_layout_msg *m = p;
+
+	fill_layout_msg_template(p);
+	m->sl_layout.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_POOL;
+	m->sl_layout.l_pack_max = 65536;
+	strcpy(m->sl_layout.l_pool, "fast");
+}
+
 static bool eq_layout_msg(const void *pa, const void *pb)
 {
 	const struct nc_layout_msg *a = pa, *b = pb;
@@ -732,6 +798,78 @@ static bool eq_shard_req(const void *pa, const void *pb)
 	return true;
 }
 
+static void fill_ost_admin_req(void *p)
+{
+	struct nc_ost_admin_req *m = p;
+
+	m->oa_cred = ex_cred;
+	m->oa_index = 7;
+	m->oa_op = NC_OSTADM_DEACTIVATE;
+}
+
+static bool eq_ost_admin_req(const void *pa, const void *pb)
+{
+	const struct nc_ost_admin_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, oa_cred);
+	FEQ(a, b, oa_index);
+	FEQ(a, b, oa_op);
+	return true;
+}
+
+static void fill_pool_req(void *p)
+{
+	struct nc_pool_req *m = p;
+
+	m->pr_cred = ex_cred;
+	m->pr_op = NC_POOLOP_ADD;
+	strcpy(m->pr_name, "ssd.pool-1");
+	m->pr_count = 3;
+	m->pr_osts[0] = 1;
+	m->pr_osts[1] = 4;
+	m->pr_osts[2] = 255;
+}
+
+static bool eq_pool_req(const void *pa, const void *pb)
+{
+	const struct nc_pool_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, pr_cred);
+	FEQ(a, b, pr_op);
+	FSTREQ(a, b, pr_name);
+	FEQ(a, b, pr_count);
+	for (uint32_t i = 0; i < a->pr_count && i < NC_MAX_OSTS; i++)
+		FEQ(a, b, pr_osts[i]);
+	return true;
+}
+
+static void fill_pool_list_rep(void *p)
+{
+	struct nc_pool_list_rep *m = p;
+
+	m->pl_count = 2;
+	strcpy(m->pl_pools[0].pi_name, "fast");
+	m->pl_pools[0].pi_count = 2;
+	m->pl_pools[0].pi_osts[0] = 0;
+	m->pl_pools[0].pi_osts[1] = 2;
+	strcpy(m->pl_pools[1].pi_name, "empty");
+	m->pl_pools[1].pi_count = 0;
+}
+
+static bool eq_pool_list_rep(const void *pa, const void *pb)
+{
+	const struct nc_pool_list_rep *a = pa, *b = pb;
+
+	FEQ(a, b, pl_count);
+	for (uint32_t i = 0; i < a->pl_count && i < NC_POOLS_MAX; i++) {
+		FSTREQ(a, b, pl_pools[i].pi_name);
+		FEQ(a, b, pl_pools[i].pi_count);
+		for (uint32_t j = 0; j < a->pl_pools[i].pi_count && j < NC_MAX_OSTS; j++)
+			FEQ(a, b, pl_pools[i].pi_osts[j]);
+	}
+	return true;
+}
+
 static void fill_verify_rep(void *p)
 {
 	struct nc_verify_rep *m = p;
@@ -803,6 +941,75 @@ static bool eq_migrate_req(const void *pa, const void *pb)
 	return true;
 }
 
+static void fill_changelog_req(void *p)
+{
+	struct nc_changelog_req *m = p;
+
+	m->cl_cred = ex_cred;
+	m->cl_seq = 0x1122334455667788ull;
+	m->cl_max = 128;
+}
+
+static bool eq_changelog_req(const void *pa, const void *pb)
+{
+	const struct nc_changelog_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, cl_cred);
+	FEQ(a, b, cl_seq);
+	FEQ(a, b, cl_max);
+	return true;
+}
+
+static void fill_changelog_rep(void *p)
+{
+	struct nc_changelog_rep *m = p;
+	struct nc_changelog_rec *r = &m->cp_recs[0];
+
+	m->cp_last = 42;
+	m->cp_count = 2;
+	r->cr_seq = 41;
+	r->cr_type = NC_CL_RENAME;
+	r->cr_uid = 1000;
+	r->cr_gid = 100;
+	r->cr_time.t_sec = 1700000000;
+	r->cr_time.t_nsec = 123456789;
+	r->cr_fid = ex_fid;
+	r->cr_parent = ex_parent;
+	strcpy(r->cr_name, "new");
+	r->cr_sparent = ex_parent;
+	strcpy(r->cr_sname, "old");
+	r = &m->cp_recs[1];
+	r->cr_seq = 42;
+	r->cr_type = NC_CL_SETATTR;
+	r->cr_fid = ex_fid;
+}
+
+static bool changelog_rec_eq(const struct nc_changelog_rec *a, const struct nc_changelog_rec *b)
+{
+	FEQ(a, b, cr_seq);
+	FEQ(a, b, cr_type);
+	FEQ(a, b, cr_uid);
+	FEQ(a, b, cr_gid);
+	FEQ(a, b, cr_time.t_sec);
+	FEQ(a, b, cr_time.t_nsec);
+	FSUB(a, b, fid_eq, cr_fid);
+	FSUB(a, b, fid_eq, cr_parent);
+	FSUB(a, b, fid_eq, cr_sparent);
+	return !strcmp(a->cr_name, b->cr_name) && !strcmp(a->cr_sname, b->cr_sname);
+}
+
+static bool eq_changelog_rep(const void *pa, const void *pb)
+{
+	const struct nc_changelog_rep *a = pa, *b = pb;
+
+	FEQ(a, b, cp_last);
+	FEQ(a, b, cp_count);
+	for (uint32_t i = 0; i < a->cp_count && i < NC_CHANGELOG_MAX; i++)
+		if (!changelog_rec_eq(&a->cp_recs[i], &b->cp_recs[i]))
+			return false;
+	return true;
+}
+
 /* Typed codecs behind one signature (no casts of function pointers). */
 #define CODEC(name, type)                                          \
 	static void codec_##name(struct nc_xdr *x, void *m)        \
@@ -831,7 +1038,24 @@ CODEC(obj_rep, struct nc_obj_rep)
 CODEC(shard_req, struct nc_shard_req)
 CODEC(verify_rep, struct nc_verify_rep)
 CODEC(migrate_req, struct nc_migrate_req)
+CODEC(changelog_req, struct nc_changelog_req)
+CODEC(changelog_rep, struct nc_changelog_rep)
+CODEC(ost_admin_req, struct nc_ost_admin_req)
+CODEC(pool_req, struct nc_pool_req)
+CODEC(pool_list_rep, struct nc_pool_list_rep)
+CODEC(auth, struct nc_auth_msg)
 #undef CODEC
+
+/* The same messages with the authentication feature (1.3). */
+static void codec_connect_req_auth(struct nc_xdr *x, void *m)
+{
+	nc_wire_connect_req(x, m);
+}
+
+static void codec_connect_rep_auth(struct nc_xdr *x, void *m)
+{
+	nc_wire_connect_rep(x, m);
+}
 
 #define SHAPE(name, type) \
 	{ #name, sizeof(type), fill_##name, codec_##name, eq_##name, NULL, NULL }
@@ -864,6 +1088,16 @@ static const struct shape shapes[] = {
 	SHAPE(shard_req, struct nc_shard_req),
 	SHAPE(verify_rep, struct nc_verify_rep),
 	SHAPE(migrate_req, struct nc_migrate_req),
+	SHAPE(changelog_req, struct nc_changelog_req),
+	SHAPE(changelog_rep, struct nc_changelog_rep),
+	{ "layout_msg_pool", sizeof(struct nc_layout_msg), fill_layout_msg_pool,
+	  codec_layout_msg, eq_layout_msg, NULL, NULL },
+	SHAPE(ost_admin_req, struct nc_ost_admin_req),
+	SHAPE(pool_req, struct nc_pool_req),
+	SHAPE(pool_list_rep, struct nc_pool_list_rep),
+	SHAPE(connect_req_auth, struct nc_connect_req),
+	SHAPE(connect_rep_auth, struct nc_connect_rep),
+	SHAPE(auth, struct nc_auth_msg),
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -1904,6 +2138,9 @@ static void test_status_map(void)
 	CU_ASSERT_EQUAL(NC_WS_STALE, 116);
 	CU_ASSERT_EQUAL(NC_WS_PROTO, 1000);
 	CU_ASSERT_EQUAL(NC_WS_HANDSHAKE, 1006);
+	CU_ASSERT_EQUAL(NC_WS_AUTH, 1010);
+	CU_ASSERT_EQUAL(nc_status_from_err(-NC_E_AUTH), NC_WS_AUTH);
+	CU_ASSERT_EQUAL(nc_err_from_status(NC_WS_AUTH), -NC_E_AUTH);
 
 	/* Unknown local errors travel as IO; unknown statuses arrive as -EIO. */
 	CU_ASSERT_EQUAL(nc_status_from_err(-EDOM), NC_WS_IO);
@@ -1928,7 +2165,8 @@ static void test_opcodes(void)
 	CU_ASSERT_TRUE(nc_op_is_known(NC_OP_PING));
 	CU_ASSERT_TRUE(nc_op_is_known(NC_OP_RENAME));
 	CU_ASSERT_FALSE(nc_op_is_known(0));
-	CU_ASSERT_FALSE(nc_op_is_known(3));
+	CU_ASSERT_TRUE(nc_op_is_known(3));      /* AUTH, since 1.3 */
+	CU_ASSERT_FALSE(nc_op_is_known(4));
 	CU_ASSERT_FALSE(nc_op_is_known(999));
 	CU_ASSERT_FALSE(nc_op_is_known(UINT16_MAX));
 
@@ -1942,6 +2180,8 @@ static void test_opcodes(void)
 
 	/* Opcode values are stable on the wire. */
 	CU_ASSERT_EQUAL(NC_OP_CONNECT, 1);
+	CU_ASSERT_EQUAL(NC_OP_AUTH, 3);
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_AUTH), "AUTH");
 	CU_ASSERT_EQUAL(NC_OP_LOOKUP, 20);
 	CU_ASSERT_EQUAL(NC_OP_READDIR, 27);
 	CU_ASSERT_EQUAL(NC_OP_OBJ_READ, 50);
@@ -2006,6 +2246,52 @@ static void test_migrate_limits(void)
 	free(buf);
 	free(d);
 	free(m);
+	CU_ASSERT_EQUAL(NC_OP_OST_ADMIN, 61);
+	CU_ASSERT_EQUAL(NC_OP_POOL, 62);
+	CU_ASSERT_EQUAL(NC_OP_POOL_LIST, 63);
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_POOL_LIST), "POOL_LIST");
+	CU_ASSERT_FALSE(nc_op_is_idempotent(NC_OP_POOL));
+}
+
+/* A pool name travels only in templates; more indexes than NC_MAX_OSTS
+ * are refused both ways. */
+static void test_admin_limits(void)
+{
+	struct nc_layout_msg lm = { 0 };
+	struct nc_pool_req *pr = calloc(1, sizeof(*pr));
+	uint8_t buf[8192];
+	struct nc_xdr x;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
+	lm.sl_layout.l_flags = NC_LAYOUT_POOL;
+	strcpy(lm.sl_layout.l_pool, "p");
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_layout_msg(&x, &lm);
+	CU_ASSERT_EQUAL(x.x_err, -EINVAL);
+
+	pr->pr_count = NC_MAX_OSTS + 1;
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_pool_req(&x, pr);
+	CU_ASSERT_EQUAL(x.x_err, -EOVERFLOW);
+	/* The same count on the wire, decoded. */
+	pr->pr_count = 0;
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_pool_req(&x, pr);
+	CU_ASSERT_EQUAL_FATAL(x.x_err, 0);
+	buf[x.x_pos - 4] = (NC_MAX_OSTS + 1) & 0xff;
+	buf[x.x_pos - 3] = (NC_MAX_OSTS + 1) >> 8;
+	nc_xdr_init_decode(&x, buf, x.x_pos);
+	nc_wire_pool_req(&x, pr);
+	CU_ASSERT_EQUAL(x.x_err, -NC_E_PROTO);
+	free(pr);
+
+	CU_ASSERT_TRUE(nc_pool_name_is_valid("a"));
+	CU_ASSERT_TRUE(nc_pool_name_is_valid("ssd.pool-1_X"));
+	CU_ASSERT_TRUE(nc_pool_name_is_valid("123456789012345"));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid("1234567890123456"));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid(""));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid("a b"));
+	CU_ASSERT_FALSE(nc_pool_name_is_valid("a/b"));
 }
 
 /* ---- addresses, FIDs, sizes, error strings ---- */
@@ -2424,6 +2710,7 @@ int main(void)
 	    !CU_add_test(suite, "encode limits", test_encode_limits) ||
 	    !CU_add_test(suite, "status mapping", test_status_map) ||
 	    !CU_add_test(suite, "opcode table", test_opcodes) ||
+	    !CU_add_test(suite, "OST admin and pool limits", test_admin_limits) ||
 	    !CU_add_test(suite, "addresses", test_addr) ||
 	    !CU_add_test(suite, "fid strings", test_fid_str) ||
 	    !CU_add_test(suite, "sizes", test_parse_size) ||

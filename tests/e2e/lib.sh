@@ -17,9 +17,11 @@
 #                            and the stripe count (min(4, NOST)) of the
 #                            default layout
 #   cluster_up [ARGS]        start a cluster (nacre-cluster up ARGS) in a temp
-#                            dir; exports CDIR, MNT, PORT, FSNAME, and
+#                            dir; exports CDIR, MNT, PORT, FSNAME,
 #                            MDS_ADDR (what a client or mount is given, e.g.
-#                            tcp://127.0.0.1:PORT); torn down at exit
+#                            tcp://127.0.0.1:PORT) and NACRE_KEYFILE (the
+#                            cluster key, for the CLI, tools and bindings);
+#                            torn down at exit
 #   run_test N "desc" FUNC   run FUNC in a subshell under set -e, print
 #                            PASS/FAIL N desc (ONLY="1 3" / EXCEPT="2" pick)
 #   finish                   print "P passed, F failed" and exit 0 or 1
@@ -258,7 +260,8 @@ cluster_up() {
 	PORT=$(_e2e_conf_get PORT)
 	FSNAME=$(_e2e_conf_get FSNAME)
 	MDS_ADDR=$(xprt_addr "$PORT")
-	export CDIR MNT PORT FSNAME MDS_ADDR
+	NACRE_KEYFILE=$(_e2e_conf_get KEYFILE)
+	export CDIR MNT PORT FSNAME MDS_ADDR NACRE_KEYFILE
 }
 
 cluster_pid() {

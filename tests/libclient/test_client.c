@@ -42,6 +42,9 @@
 static char base_dir[256];
 static char ost_dir[N_OSS][300];
 static char mds_addr[64];
+/* The cluster key: formatting the MDS creates it; NACRE_KEYFILE names it
+ * to every nacre_connect() of the tests. */
+static char key_path[300];
 static struct mds_server *mds;
 static struct oss_server *oss[N_OSS];
 static struct nacre_fs *fs;
@@ -240,6 +243,7 @@ static int start_oss(int i)
 	oc.oc_nosts = 1;
 	oc.oc_osts[0].index = (uint32_t)i;
 	oc.oc_osts[0].dir = ost_dir[i];
+	oc.oc_keyfile = key_path;
 	rc = oss_server_new(&oc, &oss[i]);
 	if (rc)
 		return rc;
@@ -265,9 +269,13 @@ static int suite_init(void)
 	mc.mc_fsname = FSNAME;
 	mc.mc_listen = "tcp://127.0.0.1:0";
 	mc.mc_format = true;
+	mc.mc_changelog = true;
 	mc.mc_destroy_interval_ms = 200;
 	/* Background compaction only when a test kicks it. */
 	mc.mc_pack_gc_interval_ms = 3600 * 1000;
+	snprintf(key_path, sizeof(key_path), "%s/cluster.key", base_dir);
+	mc.mc_keyfile = key_path;
+	setenv("NACRE_KEYFILE", key_path, 1);
 	rc = mds_server_new(&mc, &mds);
 	if (!rc)
 		rc = mds_server_start(mds);
@@ -342,6 +350,69 @@ static void test_connect_errors(void)
 
 	CU_ASSERT_STRING_EQUAL(nacre_fs_name(fs), FSNAME);
 	CU_ASSERT_STRING_EQUAL(nacre_fs_mds_addr(fs), mds_addr);
+}
+
+/* Writes @text to @path with @mode. */
+static int key_write(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	fchmod(fd, mode);
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/*
+ * The cluster key: formatting the MDS made it, mode 0600.  A client with
+ * another key is refused at once (and the MDS goes on serving), one whose
+ * key file others may read, or that is missing or malformed, does not
+ * connect at all.
+ */
+static void test_connect_key(void)
+{
+	static const char wrong[] =
+		"# another cluster\n"
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n";
+	struct nacre_opts opts = { .retry_ms = 10000 };
+	struct nacre_fs *bad = NULL;
+	char path[400], got[400];
+	struct stat st;
+	int64_t t0;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(stat(key_path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	CU_ASSERT_EQUAL(nacre_keyfile_path(NULL, FSNAME, got, sizeof(got)), 0);
+	CU_ASSERT_STRING_EQUAL(got, key_path);
+
+	snprintf(path, sizeof(path), "%s/wrong.key", base_dir);
+	CU_ASSERT_EQUAL_FATAL(key_write(path, wrong, 0600), 0);
+	opts.keyfile = path;
+	t0 = now_ms();
+	rc = nacre_connect(mds_addr, FSNAME, &opts, &bad);
+	CU_ASSERT_EQUAL(rc, -NACRE_E_AUTH);
+	CU_ASSERT_STRING_EQUAL(nacre_strerror(rc),
+			       "authentication failed: wrong or missing cluster key");
+	/* Final: not retried for retry_ms. */
+	CU_ASSERT(now_ms() - t0 < 3000);
+	if (rc == 0)
+		nacre_disconnect(bad);
+
+	CU_ASSERT_EQUAL_FATAL(chmod(path, 0644), 0);
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, &opts, &bad), -NACRE_E_KEYMODE);
+	CU_ASSERT_EQUAL_FATAL(key_write(path, "0011\n", 0600), 0);
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, &opts, &bad), -NACRE_E_KEYFILE);
+	CU_ASSERT_EQUAL_FATAL(unlink(path), 0);
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, &opts, &bad), -NACRE_E_NOKEY);
+
+	/* The MDS still serves the right key (the environment's, here). */
+	CU_ASSERT_EQUAL(nacre_connect(mds_addr, FSNAME, NULL, &bad), 0);
+	nacre_disconnect(bad);
+	CU_ASSERT_EQUAL(count_up_osts(fs), N_OSS);
 }
 
 /* ---- namespace ---- */
@@ -2022,6 +2093,173 @@ static void test_migrate(void)
 	free(data);
 }
 
+/* The changelog through the library: what this client did shows in order,
+ * with names; only root reads or clears it. */
+static void test_changelog(void)
+{
+	static const struct nacre_cred root = { .uid = 0, .gid = 0 };
+	static const struct nacre_cred user = { .uid = 4321, .gid = 4321 };
+	struct nacre_opts ro = { .cred = &root, .attr_cache_ms = -1 };
+	struct nacre_opts uo = { .cred = &user, .attr_cache_ms = -1 };
+	struct nacre_changelog_rec *r = calloc(300, sizeof(*r));
+	struct nacre_fs *fr = NULL, *fu = NULL;
+	struct nacre_stat st;
+	uint64_t last = 0, start;
+	size_t n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &ro, &fr), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &uo, &fu), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_changelog_read(fr, UINT64_MAX - 1, r, 1, &n, &start), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fr, "/cl", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fr, "/cl", &st), 0);
+	/* More records than one reply holds (128), to page through. */
+	for (int i = 0; i < 150; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/cl/n%d", i);
+		CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fr, p, 0755), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(nacre_rename(fr, "/cl/n0", "/cl/renamed"), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_changelog_read(fr, start, r, 300, &n, &last), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 152);
+	CU_ASSERT_EQUAL(last, start + 152);
+	CU_ASSERT_EQUAL(r[0].type, NACRE_CL_MKDIR);
+	CU_ASSERT_STRING_EQUAL(r[0].name, "cl");
+	CU_ASSERT_STRING_EQUAL(nacre_changelog_type_name(r[0].type), "MKDIR");
+	CU_ASSERT_STRING_EQUAL(r[150].name, "n149");
+	CU_ASSERT(r[150].parent.seq == st.fid.seq && r[150].parent.oid == st.fid.oid);
+	CU_ASSERT_EQUAL(r[151].type, NACRE_CL_RENAME);
+	CU_ASSERT_STRING_EQUAL(r[151].name, "renamed");
+	CU_ASSERT_STRING_EQUAL(r[151].sname, "n0");
+	for (size_t i = 1; i < n; i++)
+		CU_ASSERT_EQUAL(r[i].seq, r[i - 1].seq + 1);
+	CU_ASSERT_STRING_EQUAL(nacre_changelog_type_name(999), "UNKNOWN");
+	/* Not root: refused, and nothing is removed. */
+	CU_ASSERT_EQUAL(nacre_changelog_read(fu, start, r, 10, &n, NULL), -EPERM);
+	CU_ASSERT_EQUAL(nacre_changelog_clear(fu, last), -EPERM);
+	CU_ASSERT_EQUAL(nacre_changelog_read(fr, start, r, 300, &n, NULL), 0);
+	CU_ASSERT_EQUAL(n, 152);
+	CU_ASSERT_EQUAL(nacre_changelog_clear(fr, last), 0);
+	CU_ASSERT_EQUAL(nacre_changelog_read(fr, 0, r, 300, &n, NULL), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	for (int i = 1; i < 150; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/cl/n%d", i);
+		CU_ASSERT_EQUAL(nacre_rmdir(fr, p), 0);
+	}
+	CU_ASSERT_EQUAL(nacre_rmdir(fr, "/cl/renamed"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fr, "/cl"), 0);
+	nacre_disconnect(fu);
+	nacre_disconnect(fr);
+	free(r);
+}
+
+/* OST administration and pools through libnacre: root only, names checked,
+ * a deactivated OST left out of new files, a directory's pool obeyed. */
+static bool layout_only_on(const struct nacre_layout *l, uint32_t a, uint32_t b)
+{
+	for (uint32_t i = 0; i < l->shard_count; i++)
+		if (l->shards[i].ost != a && l->shards[i].ost != b)
+			return false;
+	return l->shard_count > 0;
+}
+
+static void test_ost_admin_pools(void)
+{
+	struct nacre_cred rootc = { .uid = 0, .gid = 0 };
+	struct nacre_cred user = { .uid = 4400, .gid = 4400 };
+	struct nacre_opts ro = { .cred = &rootc, .attr_cache_ms = -1 };
+	struct nacre_opts uo = { .cred = &user, .attr_cache_ms = -1 };
+	struct nacre_fs *fr = NULL, *fu = NULL;
+	struct nacre_pool *pools = NULL;
+	struct nacre_ost *osts = NULL;
+	uint32_t two[2] = { 1, 3 };
+	struct nacre_file *f = NULL;
+	struct nacre_layout l;
+	uint8_t data[5000];
+	unsigned int n;
+	bool found = false;
+
+	fill_random(data, sizeof(data), 4400);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &ro, &fr), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &uo, &fu), 0);
+
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fu, 2, false), -EPERM);
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fr, 77, false), -ENODEV);
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fr, 2, false), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_ost_list(fu, &osts, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, N_OSS);
+	CU_ASSERT_FALSE(osts[2].active);
+	CU_ASSERT_TRUE(osts[2].up);
+	CU_ASSERT_TRUE(osts[1].active);
+	free(osts);
+
+	/* Every OST: all but the inactive one. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fr, "/adm", 0777), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm", &l), 0);
+	l.stripe_count = UINT32_MAX;
+	l.k = 0;
+	l.m = 0;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout(fr, "/adm", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fr, "/adm/a", O_CREAT | O_WRONLY, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm/a", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, N_OSS - 1);
+	for (uint32_t i = 0; i < l.shard_count; i++)
+		CU_ASSERT_NOT_EQUAL(l.shards[i].ost, 2);
+	CU_ASSERT_EQUAL(nacre_ost_set_active(fr, 2, true), 0);
+
+	/* Pools. */
+	CU_ASSERT_FALSE(nacre_pool_name_is_valid("bad name"));
+	CU_ASSERT_EQUAL(nacre_pool_create(fu, "p"), -EPERM);
+	CU_ASSERT_EQUAL(nacre_pool_create(fr, "bad name"), -EINVAL);
+	CU_ASSERT_EQUAL(nacre_pool_create(fr, "p"), 0);
+	CU_ASSERT_EQUAL(nacre_pool_add(fr, "p", two, 0), -EINVAL);
+	CU_ASSERT_EQUAL(nacre_pool_add(fu, "p", two, 2), -EPERM);
+	CU_ASSERT_EQUAL(nacre_pool_add(fr, "p", two, 2), 0);
+	CU_ASSERT_EQUAL(nacre_pool_list(fu, "nope", &pools, &n), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(nacre_pool_list(fu, NULL, &pools, &n), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		if (strcmp(pools[i].name, "p"))
+			continue;
+		found = true;
+		CU_ASSERT_EQUAL(pools[i].count, 2);
+		CU_ASSERT_EQUAL(pools[i].osts[0], 1);
+		CU_ASSERT_EQUAL(pools[i].osts[1], 3);
+	}
+	CU_ASSERT_TRUE(found);
+	free(pools);
+
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm", &l), 0);
+	l.flags |= NACRE_LAYOUT_POOL;
+	strcpy(l.pool, "nope");
+	CU_ASSERT_EQUAL(nacre_setlayout(fr, "/adm", &l), -ENOENT);
+	strcpy(l.pool, "p");
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout(fr, "/adm", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm", &l), 0);
+	CU_ASSERT_TRUE(l.flags & NACRE_LAYOUT_POOL);
+	CU_ASSERT_STRING_EQUAL(l.pool, "p");
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fr, "/adm/b", O_CREAT | O_WRONLY, 0644, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data, sizeof(data), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fr, "/adm/b", &l), 0);
+	CU_ASSERT_EQUAL(l.shard_count, 2);
+	CU_ASSERT_TRUE(layout_only_on(&l, 1, 3));
+
+	CU_ASSERT_EQUAL(nacre_pool_destroy(fr, "p"), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(nacre_pool_remove(fr, "p", two, 2), 0);
+	CU_ASSERT_EQUAL(nacre_pool_destroy(fr, "p"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fr, "/adm/a"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fr, "/adm/b"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fr, "/adm"), 0);
+	nacre_disconnect(fu);
+	nacre_disconnect(fr);
+}
+
 /* A read-only file may be moved into a pack by its owner (the bytes stay
  * as they are), not by another user who may not write it. */
 static void test_pack_owner_moves(void)
@@ -2308,6 +2546,7 @@ int main(void)
 	suite = CU_add_suite("libnacre", suite_init, suite_fini);
 	down = CU_add_suite("libnacre with an OSS lost", suite_init, suite_fini);
 	if (!suite || !down || !CU_add_test(suite, "connect errors", test_connect_errors) ||
+	    !CU_add_test(suite, "cluster key", test_connect_key) ||
 	    !CU_add_test(suite, "namespace by path", test_namespace) ||
 	    !CU_add_test(suite, "default layout", test_default_layout) ||
 	    !CU_add_test(suite, "data round trips", test_data_sizes) ||
@@ -2333,6 +2572,8 @@ int main(void)
 	    !CU_add_test(suite, "many files converted in one call", test_pack_files_batch) ||
 	    !CU_add_test(suite, "the owner of a read-only file may pack it", test_pack_owner_moves) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||
+	    !CU_add_test(suite, "changelog: records, paging, clear, root only", test_changelog) ||
+	    !CU_add_test(suite, "OST deactivation and pools", test_ost_admin_pools) ||
 	    !CU_add_test(down, "reads with an OSS down", test_oss_down)) {
 		CU_cleanup_registry();
 		return 99;

@@ -23,6 +23,7 @@
 #include "common/wire.h"
 #include "mds/db.h"
 #include "mds/ns.h"
+#include "mds/server.h"
 
 #define T_MAP_SIZE (64ull << 20)
 #define T_NOSTS 8
@@ -1449,6 +1450,323 @@ static void test_ost_table(void)
 	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 1, &n), -ERANGE);
 }
 
+/* ---- OST administration and pools ---- */
+
+static void t_ost_info(struct nc_ost_info *o, uint32_t idx, unsigned int port)
+{
+	memset(o, 0, sizeof(*o));
+	o->o_index = idx;
+	o->o_state = NC_OST_UP;
+	memset(o->o_uuid, 0x40 + (int)idx, sizeof(o->o_uuid));
+	snprintf(o->o_addr, sizeof(o->o_addr), "tcp://127.0.0.1:%u", port);
+}
+
+/* An MDS (not serving: no threads) over the MDT t_base/srv. */
+static struct mds_server *t_server(void)
+{
+	static char dir[PATH_MAX + 8];
+	struct mds_conf mc = { 0 };
+	struct mds_server *mds = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/srv", t_base);
+	mc.mc_dir = dir;
+	mc.mc_fsname = "testfs";
+	mc.mc_listen = "tcp://127.0.0.1:0";
+	mc.mc_format = true;
+	mc.mc_map_size = T_MAP_SIZE;
+	mc.mc_pack_gc_interval_ms = -1;
+	if (mds_server_new(&mc, &mds))
+		return NULL;
+	return mds;
+}
+
+/* Creates @n files in the root of @ns over @set; true when none has a
+ * shard on OST @ost (@want_on: when every file has one there). */
+static bool t_files_avoid(struct mds_ns *ns, const struct mds_ost_set *set, const char *prefix,
+			  int n, uint32_t ost, bool want_on)
+{
+	for (int i = 0; i < n; i++) {
+		struct nc_create_req cq;
+		struct nc_layout l;
+		struct nc_attr a;
+		bool on = false;
+
+		memset(&cq, 0, sizeof(cq));
+		cq.cq_cred = t_rootc;
+		cq.cq_parent = t_root;
+		snprintf(cq.cq_name, sizeof(cq.cq_name), "%s%d", prefix, i);
+		cq.cq_mode = S_IFREG | 0644;
+		cq.cq_flags = NC_CREATE_EXCL;
+		if (mds_ns_create(ns, &cq, set, &a, &l))
+			return false;
+		if (l.l_stripe_count == 0)
+			return false;
+		for (uint32_t s = 0; s < l.l_stripe_count; s++)
+			if (l.l_shards[s].ls_ost == ost)
+				on = true;
+		if (on != want_on)
+			return false;
+	}
+	return true;
+}
+
+static bool t_set_has(const struct mds_ost_set *set, uint32_t idx)
+{
+	for (uint32_t i = 0; i < set->os_count; i++)
+		if (set->os_index[i] == idx)
+			return true;
+	for (uint32_t i = 0; i < set->os_ndown; i++)
+		if (set->os_down[i] == idx)
+			return true;
+	return false;
+}
+
+static void test_ost_deactivate(void)
+{
+	struct mds_ost_set *set = calloc(1, sizeof(*set));
+	struct nc_ost_list_rep *rep = calloc(1, sizeof(*rep));
+	struct mds_server *mds;
+	struct nc_ost_info o;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+	mds = t_server();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mds);
+	for (uint32_t i = 0; i < 6; i++) {
+		t_ost_info(&o, i, 7100 + i);
+		CU_ASSERT_EQUAL(mds_server_ost_register(mds, &o, 1), 0);
+	}
+	/* Only root; only known OSTs; only the two operations. */
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_user, 2, NC_OSTADM_DEACTIVATE), -EPERM);
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_rootc, 9, NC_OSTADM_DEACTIVATE), -ENODEV);
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_rootc, NC_MAX_OSTS, NC_OSTADM_DEACTIVATE),
+			-ENODEV);
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_rootc, 2, 77), -EINVAL);
+	mds_server_ost_set(mds, set);
+	CU_ASSERT_TRUE(t_set_has(set, 2));
+
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_rootc, 2, NC_OSTADM_DEACTIVATE), 0);
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_rootc, 2, NC_OSTADM_DEACTIVATE), 0);
+	mds_server_ost_set(mds, set);
+	CU_ASSERT_EQUAL(set->os_count, 5);
+	CU_ASSERT_FALSE(t_set_has(set, 2));
+	CU_ASSERT_TRUE(t_files_avoid(mds_server_ns(mds), set, "a", 30, 2, false));
+	mds_server_ost_list(mds, rep);
+	CU_ASSERT_EQUAL_FATAL(rep->ol_count, 6);
+	CU_ASSERT_EQUAL(rep->ol_osts[2].o_state, NC_OST_UP | NC_OST_INACTIVE);
+	CU_ASSERT_EQUAL(rep->ol_osts[3].o_state, NC_OST_UP);
+
+	/* The OSS registers again (restart, new port): still inactive. */
+	t_ost_info(&o, 2, 7202);
+	CU_ASSERT_EQUAL(mds_server_ost_register(mds, &o, 2), 0);
+	mds_server_ost_set(mds, set);
+	CU_ASSERT_FALSE(t_set_has(set, 2));
+	/* ... also when it comes back as a replacement (new uuid). */
+	o.o_uuid[0] = 0x99;
+	o.o_state = NC_OST_UP | NC_OSTREG_REPLACE;
+	CU_ASSERT_EQUAL(mds_server_ost_register(mds, &o, 3), 0);
+	mds_server_ost_set(mds, set);
+	CU_ASSERT_FALSE(t_set_has(set, 2));
+
+	/* A restarted MDS reads the state back from the MDT. */
+	mds_server_free(mds);
+	mds = t_server();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mds);
+	mds_server_ost_list(mds, rep);
+	CU_ASSERT_EQUAL_FATAL(rep->ol_count, 6);
+	CU_ASSERT_EQUAL(rep->ol_osts[2].o_state, NC_OST_DOWN | NC_OST_INACTIVE);
+	CU_ASSERT_STRING_EQUAL(rep->ol_osts[2].o_addr, "tcp://127.0.0.1:7202");
+	for (uint32_t i = 0; i < 6; i++) {
+		t_ost_info(&o, i, i == 2 ? 7202 : 7100 + i);
+		if (i == 2)
+			o.o_uuid[0] = 0x99;
+		CU_ASSERT_EQUAL(mds_server_ost_register(mds, &o, 4), 0);
+	}
+	mds_server_ost_set(mds, set);
+	CU_ASSERT_EQUAL(set->os_count, 5);
+	CU_ASSERT_FALSE(t_set_has(set, 2));
+	CU_ASSERT_TRUE(t_files_avoid(mds_server_ns(mds), set, "b", 30, 2, false));
+
+	/* Activated again: the next layouts use it (6 OSTs, 4+2 over 6). */
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_user, 2, NC_OSTADM_ACTIVATE), -EPERM);
+	CU_ASSERT_EQUAL(mds_server_ost_admin(mds, &t_rootc, 2, NC_OSTADM_ACTIVATE), 0);
+	mds_server_ost_set(mds, set);
+	CU_ASSERT_EQUAL(set->os_count, 6);
+	CU_ASSERT_TRUE(t_files_avoid(mds_server_ns(mds), set, "c", 10, 2, true));
+	mds_server_free(mds);
+	free(rep);
+	free(set);
+}
+
+/* The OST record keeps the state through mds/ns.h alone too. */
+static void test_ost_inactive_record(void)
+{
+	struct nc_ost_info o, list[4];
+	uint32_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_ost_info(&o, 1, 7001);
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	CU_ASSERT_EQUAL(mds_ns_ost_set_active(t_ns, &t_other, 1, false), -EPERM);
+	CU_ASSERT_EQUAL(mds_ns_ost_set_active(t_ns, &t_rootc, 3, false), -ENODEV);
+	CU_ASSERT_EQUAL(mds_ns_ost_set_active(t_ns, &t_rootc, 1, false), 0);
+	t_ost_info(&o, 1, 7011);
+	CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	t_reopen();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 4, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_EQUAL(list[0].o_state, NC_OST_INACTIVE);
+	CU_ASSERT_FALSE(mds_ost_is_eligible(&list[0]));
+	CU_ASSERT_STRING_EQUAL(list[0].o_addr, "tcp://127.0.0.1:7011");
+	CU_ASSERT_EQUAL(mds_ns_ost_set_active(t_ns, &t_rootc, 1, true), 0);
+	CU_ASSERT_EQUAL(mds_ns_ost_list(t_ns, list, 4, &n), 0);
+	CU_ASSERT_EQUAL(list[0].o_state, NC_OST_DOWN);
+	CU_ASSERT_TRUE(mds_ost_is_eligible(&list[0]));
+}
+
+static void t_register_all(void)
+{
+	struct nc_ost_info o;
+
+	for (uint32_t i = 0; i < T_NOSTS; i++) {
+		t_ost_info(&o, i, 7000 + i);
+		CU_ASSERT_EQUAL(mds_ns_ost_register(t_ns, &o), 0);
+	}
+}
+
+static void test_pool_admin(void)
+{
+	struct nc_pool_list_rep *rep = calloc(1, sizeof(*rep));
+	uint32_t idx[3] = { 5, 1, 3 }, bad = 0, nine = 9;
+	char name[32];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_register_all();
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_user, "fast"), -EPERM);
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "bad name"), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "sixteen-chars-xx"), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, ""), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "fast"), 0);
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "fast"), -EEXIST);
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_user, "fast", idx, 3, &bad), -EPERM);
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_rootc, "slow", idx, 3, &bad), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_rootc, "fast", &nine, 1, &bad), -ENODEV);
+	CU_ASSERT_EQUAL(bad, 9);
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_rootc, "fast", idx, 3, &bad), 0);
+	/* All or nothing: 1 is there already, so 7 is not added either. */
+	idx[0] = 7;
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_rootc, "fast", idx, 2, &bad), -EEXIST);
+	CU_ASSERT_EQUAL(bad, 1);
+	CU_ASSERT_EQUAL(mds_ns_pool_list(t_ns, "fast", rep), 0);
+	CU_ASSERT_EQUAL_FATAL(rep->pl_count, 1);
+	CU_ASSERT_STRING_EQUAL(rep->pl_pools[0].pi_name, "fast");
+	CU_ASSERT_EQUAL_FATAL(rep->pl_pools[0].pi_count, 3);
+	CU_ASSERT_EQUAL(rep->pl_pools[0].pi_osts[0], 1);
+	CU_ASSERT_EQUAL(rep->pl_pools[0].pi_osts[1], 3);
+	CU_ASSERT_EQUAL(rep->pl_pools[0].pi_osts[2], 5);
+	CU_ASSERT_EQUAL(mds_ns_pool_list(t_ns, "nope", rep), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_pool_destroy(t_ns, &t_rootc, "fast"), -ENOTEMPTY);
+	CU_ASSERT_EQUAL(mds_ns_pool_destroy(t_ns, &t_user, "fast"), -EPERM);
+	idx[0] = 5;
+	CU_ASSERT_EQUAL(mds_ns_pool_remove(t_ns, &t_rootc, "fast", &nine, 1, &bad), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_pool_remove(t_ns, &t_user, "fast", idx, 1, &bad), -EPERM);
+	CU_ASSERT_EQUAL(mds_ns_pool_remove(t_ns, &t_rootc, "fast", idx, 1, &bad), 0);
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "a.b_c-1"), 0);
+	t_reopen();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL(mds_ns_pool_list(t_ns, "", rep), 0);
+	CU_ASSERT_EQUAL_FATAL(rep->pl_count, 2);
+	CU_ASSERT_STRING_EQUAL(rep->pl_pools[0].pi_name, "a.b_c-1");
+	CU_ASSERT_EQUAL(rep->pl_pools[0].pi_count, 0);
+	CU_ASSERT_STRING_EQUAL(rep->pl_pools[1].pi_name, "fast");
+	CU_ASSERT_EQUAL(rep->pl_pools[1].pi_count, 2);
+	idx[0] = 1;
+	idx[1] = 3;
+	CU_ASSERT_EQUAL(mds_ns_pool_remove(t_ns, &t_rootc, "fast", idx, 2, &bad), 0);
+	CU_ASSERT_EQUAL(mds_ns_pool_destroy(t_ns, &t_rootc, "fast"), 0);
+	CU_ASSERT_EQUAL(mds_ns_pool_destroy(t_ns, &t_rootc, "fast"), -ENOENT);
+	/* At most NC_POOLS_MAX pools. */
+	for (int i = 1; i < NC_POOLS_MAX; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, name), 0);
+	}
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "onemore"), -ENOSPC);
+	free(rep);
+}
+
+/* A directory naming a pool lays its files out over the pool's OSTs only
+ * (those the MDS offers: inactive ones are not in the set), its
+ * subdirectories inherit it, and clearing it widens again. */
+static void test_pool_layout(void)
+{
+	struct nc_layout req, out;
+	struct nc_fid dir, sub, f;
+	uint32_t idx[2] = { 2, 6 }, bad;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_register_all();
+	CU_ASSERT_EQUAL(mds_ns_pool_create(t_ns, &t_rootc, "two"), 0);
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_rootc, "two", idx, 2, &bad), 0);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755, &dir), 0);
+
+	memset(&req, 0, sizeof(req));
+	req.l_first_ost = NC_OST_ANY;
+	req.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_POOL;
+	strcpy(req.l_pool, "nope");
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &dir, &req, &t_osts, &out), -ENOENT);
+	strcpy(req.l_pool, "a b");
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &dir, &req, &t_osts, &out), -EINVAL);
+	strcpy(req.l_pool, "two");
+	req.l_stripe_count = UINT16_MAX;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &dir, &req, &t_osts, &out), 0);
+	CU_ASSERT_EQUAL(mds_ns_getlayout(t_ns, &dir, &out), 0);
+	CU_ASSERT_TRUE(out.l_flags & NC_LAYOUT_POOL);
+	CU_ASSERT_STRING_EQUAL(out.l_pool, "two");
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &dir, "sub", S_IFDIR | 0755, &sub), 0);
+
+	for (int i = 0; i < 20; i++) {
+		struct nc_create_req cq;
+		struct nc_attr a;
+
+		memset(&cq, 0, sizeof(cq));
+		cq.cq_cred = t_rootc;
+		cq.cq_parent = i % 2 ? sub : dir;
+		snprintf(cq.cq_name, sizeof(cq.cq_name), "f%d", i);
+		cq.cq_mode = S_IFREG | 0644;
+		cq.cq_flags = NC_CREATE_EXCL;
+		CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &out), 0);
+		CU_ASSERT_EQUAL(out.l_stripe_count, 2);
+		for (uint32_t s = 0; s < out.l_stripe_count; s++)
+			CU_ASSERT_TRUE(out.l_shards[s].ls_ost == 2 || out.l_shards[s].ls_ost == 6);
+	}
+
+	/* A pool with no OST the MDS offers: no file can be laid out. */
+	idx[0] = 2;
+	CU_ASSERT_EQUAL(mds_ns_pool_remove(t_ns, &t_rootc, "two", idx, 2, &bad), 0);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &dir, "none", S_IFREG | 0644, &f), -NC_E_NOOST);
+
+	/* A fixed 4+2 cannot fit a pool of two: the create fails. */
+	CU_ASSERT_EQUAL(mds_ns_pool_add(t_ns, &t_rootc, "two", idx, 2, &bad), 0);
+	req.l_stripe_count = 0;
+	req.l_k = 4;
+	req.l_m = 2;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &sub, &req, &t_osts, &out), 0);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &sub, "ec", S_IFREG | 0644, &f), -NC_E_LAYOUT);
+
+	/* Cleared: every OST again. */
+	memset(&req, 0, sizeof(req));
+	req.l_first_ost = NC_OST_ANY;
+	req.l_flags = NC_LAYOUT_TEMPLATE;
+	req.l_stripe_count = UINT16_MAX;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &dir, &req, &t_osts, &out), 0);
+	CU_ASSERT_FALSE(out.l_flags & NC_LAYOUT_POOL);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &dir, "wide", S_IFREG | 0644, &f), 0);
+	CU_ASSERT_EQUAL(mds_ns_getlayout(t_ns, &f, &out), 0);
+	CU_ASSERT_EQUAL(out.l_stripe_count, T_NOSTS);
+}
+
 static void test_statfs(void)
 {
 	struct nc_statfs st, st2;
@@ -1576,6 +1894,106 @@ static void test_concurrent_create(void)
 	CU_ASSERT_EQUAL(total, T_THREADS * T_PER_THREAD);
 }
 
+/* Reads every record above @after. */
+static uint32_t t_changelog(uint64_t after, struct nc_changelog_rec *recs, uint32_t max,
+			    uint64_t *last)
+{
+	uint32_t n = 0;
+
+	CU_ASSERT_EQUAL(mds_ns_changelog_read(t_ns, after, recs, max, &n, last), 0);
+	return n;
+}
+
+static void test_changelog(void)
+{
+	struct nc_changelog_rec *r = calloc(64, sizeof(*r));
+	struct nc_fid d, f, g;
+	struct nc_attr a;
+	uint64_t last = 99, cleared = 0;
+	uint32_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	/* Off: changes leave no record. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "before", S_IFREG | 0644, &f), 0);
+	CU_ASSERT_EQUAL(t_changelog(0, r, 64, &last), 0);
+	CU_ASSERT_EQUAL(last, 0);
+
+	mds_ns_changelog_enable(t_ns, true);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0777, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_user, &d, "f", S_IFREG | 0644, &f), 0);
+	/* An O_CREAT of an existing file changes nothing: no record. */
+	{
+		struct nc_create_req cq = { .cq_cred = t_user, .cq_parent = d,
+					    .cq_mode = S_IFREG | 0644 };
+		struct nc_layout l;
+
+		strcpy(cq.cq_name, "f");
+		CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+		CU_ASSERT(nc_fid_eq(&a.a_fid, &f));
+	}
+	CU_ASSERT_EQUAL(t_create(&t_user, &d, "f", S_IFREG | 0644, &g), -EEXIST);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_link(t_ns, &t_user, &f, &d, "f2", &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_rename(&t_rootc, &d, "f2", &t_root, "moved", 0), 0);
+	CU_ASSERT_EQUAL_FATAL(t_setattr(&t_user, &f, NC_SA_MODE, 0600, 0, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_setattr(&t_user, &f, NC_SA_SIZE, 0, 0, 0, 10, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_xattr_set(t_ns, &t_user, &f, "user.k", "v", 1, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_unlink(t_ns, &t_user, &d, "f", false), 0);
+	/* A refused change leaves no record either. */
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_other, &t_root, "d", true), -EACCES);
+
+	n = t_changelog(0, r, 64, &last);
+	CU_ASSERT_EQUAL_FATAL(n, 8);
+	CU_ASSERT_EQUAL(last, 8);
+	static const uint32_t want[] = { NC_CL_MKDIR, NC_CL_CREATE, NC_CL_HLINK, NC_CL_RENAME,
+					 NC_CL_SETATTR, NC_CL_TRUNC, NC_CL_XATTR, NC_CL_UNLINK };
+	for (uint32_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL(r[i].cr_seq, i + 1);
+		CU_ASSERT_EQUAL(r[i].cr_type, want[i]);
+		CU_ASSERT(r[i].cr_time.t_sec > 0);
+	}
+	CU_ASSERT_STRING_EQUAL(r[0].cr_name, "d");
+	CU_ASSERT(nc_fid_eq(&r[0].cr_fid, &d));
+	CU_ASSERT(nc_fid_eq(&r[0].cr_parent, &t_root));
+	CU_ASSERT_EQUAL(r[0].cr_uid, 0);
+	CU_ASSERT_EQUAL(r[1].cr_uid, t_user.c_uid);
+	CU_ASSERT(nc_fid_eq(&r[1].cr_fid, &f));
+	CU_ASSERT_STRING_EQUAL(r[2].cr_name, "f2");
+	CU_ASSERT(nc_fid_eq(&r[3].cr_fid, &f));
+	CU_ASSERT(nc_fid_eq(&r[3].cr_sparent, &d));
+	CU_ASSERT_STRING_EQUAL(r[3].cr_sname, "f2");
+	CU_ASSERT(nc_fid_eq(&r[3].cr_parent, &t_root));
+	CU_ASSERT_STRING_EQUAL(r[3].cr_name, "moved");
+	CU_ASSERT_STRING_EQUAL(r[6].cr_name, "user.k");
+	CU_ASSERT(nc_fid_eq(&r[7].cr_fid, &f));
+	CU_ASSERT_STRING_EQUAL(r[7].cr_name, "f");
+
+	/* Paging: after and max. */
+	n = t_changelog(5, r, 2, &last);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT_EQUAL(r[0].cr_seq, 6);
+	CU_ASSERT_EQUAL(r[1].cr_seq, 7);
+	CU_ASSERT_EQUAL(t_changelog(8, r, 64, &last), 0);
+
+	/* Clearing, and numbers that go on across a reopen. */
+	CU_ASSERT_EQUAL(mds_ns_changelog_clear(t_ns, 3, &cleared), 0);
+	CU_ASSERT_EQUAL(cleared, 3);
+	n = t_changelog(0, r, 64, &last);
+	CU_ASSERT_EQUAL(n, 5);
+	CU_ASSERT_EQUAL(r[0].cr_seq, 4);
+	t_reopen();
+	mds_ns_changelog_enable(t_ns, true);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "moved", false), 0);
+	n = t_changelog(0, r, 64, &last);
+	CU_ASSERT_EQUAL(n, 6);
+	CU_ASSERT_EQUAL(r[n - 1].cr_seq, 9);
+	CU_ASSERT_EQUAL(r[n - 1].cr_type, NC_CL_UNLINK);
+	CU_ASSERT_EQUAL(mds_ns_changelog_clear(t_ns, UINT64_MAX - 1, &cleared), 0);
+	CU_ASSERT_EQUAL(cleared, 6);
+	CU_ASSERT_EQUAL(t_changelog(0, r, 64, &last), 0);
+	CU_ASSERT_EQUAL(last, 9);
+	free(r);
+}
+
 int main(void)
 {
 	static const struct {
@@ -1605,9 +2023,16 @@ int main(void)
 		{ "migration waits for writers to go quiet", test_migrate_quiet },
 		{ "durability across reopen", test_durability },
 		{ "OST table", test_ost_table },
+		{ "OST deactivate: excluded, kept across re-register and restart",
+		  test_ost_deactivate },
+		{ "OST inactive flag in the OST record", test_ost_inactive_record },
+		{ "OST pools: create, add, remove, list, destroy, permissions",
+		  test_pool_admin },
+		{ "OST pools restrict new layouts", test_pool_layout },
 		{ "statfs", test_statfs },
 		{ "corrupt records", test_corrupt },
 		{ "concurrent creates", test_concurrent_create },
+		{ "changelog", test_changelog },
 	};
 	unsigned int failures;
 	CU_pSuite suite;

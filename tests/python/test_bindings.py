@@ -61,8 +61,8 @@ class LayoutTest(unittest.TestCase):
         import ctypes
         S = nacre.C_STRUCTS
         want = {"nacre_fid": 16, "nacre_cred": 140, "nacre_stat": 112,
-                "nacre_layout": 592, "nacre_pack_info": 32, "nacre_dirent": 288,
-                "nacre_opts": 40, "nacre_read_req": 40}
+                "nacre_layout": 608, "nacre_pack_info": 32, "nacre_dirent": 288,
+                "nacre_opts": 56, "nacre_read_req": 40}
         for name, size in want.items():
             self.assertEqual(ctypes.sizeof(S[name]), size, name)
         st = S["nacre_stat"]
@@ -72,8 +72,10 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(S["nacre_dirent"].cookie.offset, 24)
         self.assertEqual(S["nacre_dirent"].name.offset, 32)
         self.assertEqual(S["nacre_layout"].shards.offset, 60)
-        self.assertEqual(S["nacre_layout"].obj_fid.offset, 576)
+        self.assertEqual(S["nacre_layout"].pool.offset, 572)
+        self.assertEqual(S["nacre_layout"].obj_fid.offset, 592)
         self.assertEqual(S["nacre_opts"].pack_all.offset, 20)
+        self.assertEqual(S["nacre_opts"].keyfile.offset, 40)
         self.assertEqual(S["nacre_read_req"].result.offset, 24)
 
     def test_matches_compiler(self):
@@ -208,6 +210,25 @@ class FsTestCase(unittest.TestCase):
 
 @needs_fs
 class BindingsTest(FsTestCase):
+
+    def test_cluster_key(self):
+        """keyfile= names the cluster key; a wrong or missing one fails."""
+        with tempfile.TemporaryDirectory() as d:
+            wrong = os.path.join(d, "wrong.key")
+            fd = os.open(wrong, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, b"ab" * 32 + b"\n")
+            os.close(fd)
+            with self.assertRaises(nacre.NacreError) as cm:
+                nacre.connect(MDS, FSNAME, keyfile=wrong)
+            self.assertEqual(cm.exception.code, 4110)
+            self.assertIn("wrong or missing cluster key", cm.exception.strerror)
+            with self.assertRaises(nacre.NacreError) as cm:
+                nacre.connect(MDS, FSNAME, keyfile=os.path.join(d, "none.key"))
+            self.assertEqual(cm.exception.code, 4111)
+        key = os.environ.get("NACRE_KEYFILE")
+        if key:
+            with nacre.connect(MDS, FSNAME, keyfile=key) as fs:
+                self.assertTrue(fs.exists("/"))
 
     def test_roundtrip(self):
         for i, size in enumerate([0, 1, 4095, 4096, 65537, (1 << 20) + 7,

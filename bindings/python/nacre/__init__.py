@@ -126,6 +126,7 @@ class _nacre_layout(ctypes.Structure):
         ("pack_len", ctypes.c_uint64),
         ("shard_count", ctypes.c_uint32),
         ("shards", _nacre_shard * MAX_STRIPES),
+        ("pool", ctypes.c_char * 16),  # NACRE_POOL_NAME_MAX + 1
         ("obj_fid", _nacre_fid),
     ]
 
@@ -159,6 +160,8 @@ class _nacre_opts(ctypes.Structure):
         ("pack_max", ctypes.c_uint32),
         ("pack_flush_ms", ctypes.c_int),
         ("readahead_kb", ctypes.c_int),
+        ("keyfile", ctypes.c_char_p),
+        ("server_peer", ctypes.c_bool),
     ]
 
 
@@ -514,7 +517,7 @@ def _open_flags(flags):
 # ------------------------------------------------------------------ Filesystem
 
 _OPT_NAMES = ("timeout_ms", "retry_ms", "attr_cache_ms", "pack_all",
-              "pack_max", "pack_flush_ms", "readahead_kb")
+              "pack_max", "pack_flush_ms", "readahead_kb", "keyfile")
 _READDIR_BATCH = 256
 _READ_MANY_BUF = 1 << 30        # at most this much buffer per nacre_read_many
 
@@ -527,7 +530,8 @@ class Filesystem:
     (how long names and attributes may be reused; negative: never),
     pack_all, pack_max, pack_flush_ms, readahead_kb (sequential readahead
     per open file; negative: none).  0 or absent means the library's
-    default.
+    default.  keyfile: the cluster key file (default: $NACRE_KEYFILE, else
+    /etc/nacre/FSNAME.key).
 
     A context manager: leaving the block (or close()) closes every File
     still open on it, then disconnects.  Usable from many threads, but only
@@ -541,9 +545,15 @@ class Filesystem:
                             % (", ".join(unknown), ", ".join(_OPT_NAMES)))
         lib = library()
         o = _nacre_opts()
+        keyfile = None
         for k, v in opts.items():
             if k == "pack_all":
                 o.pack_all = bool(v)
+            elif k == "keyfile":
+                if v is not None:
+                    # Kept referenced until nacre_connect() returns.
+                    keyfile = _path(v)
+                    o.keyfile = keyfile
             elif not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError("option %s must be an int" % k)
             elif k == "pack_max" and not 0 <= v < 1 << 32:

@@ -303,10 +303,15 @@ int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
 	/* Moving bytes is writing them: write permission (root has it). */
 	if (!rc)
 		rc = nc_permission(&in->in_attr, &mg->mg_cred, NC_MAY_WRITE);
-	if (!rc && (mg->mg_flags & NC_MIGRATE_ALLOC))
+	if (!rc && (mg->mg_flags & NC_MIGRATE_ALLOC)) {
 		rc = ns_migrate_alloc_txn(ns, txn, mg, osts, in, out);
-	else if (!rc)
+	} else if (!rc) {
 		rc = ns_migrate_swap_txn(ns, txn, mg, in, out);
+		/* A swap is a layout change, as a setlayout is. */
+		if (!rc && !(mg->mg_flags & NC_MIGRATE_ABORT))
+			rc = ns_changelog_add(ns, txn, NC_CL_LAYOUT, &mg->mg_cred, &mg->mg_fid,
+					      NULL, NULL, NULL, NULL);
+	}
 	rc = ns_end(txn, rc);
 	if (!rc && attr)
 		*attr = in->in_attr;

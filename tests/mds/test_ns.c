@@ -1191,6 +1191,22 @@ static bool t_destroy_has_obj(const struct nc_fid *fid, const struct nc_fid *obj
 	return false;
 }
 
+/* The changelog holds exactly one record, of @type for @fid by @uid. */
+static bool t_changelog_only(uint32_t type, const struct nc_fid *fid, uint32_t uid)
+{
+	struct nc_changelog_rec *r = calloc(8, sizeof(*r));
+	uint64_t last = 0;
+	uint32_t n = 0;
+	bool ok;
+
+	if (!r)
+		return false;
+	ok = mds_ns_changelog_read(t_ns, 0, r, 8, &n, &last) == 0 && n == 1 &&
+	     r[0].cr_type == type && nc_fid_eq(&r[0].cr_fid, fid) && r[0].cr_uid == uid;
+	free(r);
+	return ok;
+}
+
 /* ALLOC lays out objects of their own away from the excluded OSTs; the
  * swap takes them only at the same data version (-EBUSY otherwise) and
  * queues the old objects for destruction; the caller needs write
@@ -1255,7 +1271,10 @@ static void test_migrate_swap(void)
 	 * objects stay for the grace asked for. */
 	mg.mg_cred = t_user;
 	mg.mg_grace = 300;
+	mds_ns_changelog_enable(t_ns, true);
 	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, &a, &l), 0);
+	/* The changelog shows the swap as a layout change. */
+	CU_ASSERT(t_changelog_only(NC_CL_LAYOUT, &f, t_user.c_uid));
 	CU_ASSERT_EQUAL(a.a_size, 200000);
 	CU_ASSERT(a.a_ctime.t_sec > mg.mg_ctime.t_sec ||
 		  (a.a_ctime.t_sec == mg.mg_ctime.t_sec && a.a_ctime.t_nsec >= mg.mg_ctime.t_nsec));

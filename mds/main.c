@@ -49,6 +49,8 @@ static void usage(FILE *f)
 		"  --format            format DIR when it holds no MDT yet\n"
 		"  --map-size SIZE     LMDB map size (default 1G; K/M/G/T suffixes)\n"
 		"  --threads N         service threads (default 8)\n"
+		"  --metrics ADDR      serve Prometheus metrics on tcp://host:port\n"
+		"                      (GET /metrics; port 0 picks a free port, logged)\n"
 		"  --pack-gc-interval SECONDS\n"
 		"                      time between background compactions of sparse\n"
 		"                      packs (default 300; 0 turns them off)\n"
@@ -106,6 +108,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "threads", required_argument, NULL, 't' },
 		{ "pack-gc-interval", required_argument, NULL, 'G' },
 		{ "pack-gc-threshold", required_argument, NULL, 'T' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -123,6 +126,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		case 'n': conf->mc_fsname = optarg; break;
 		case 'l': conf->mc_listen = optarg; break;
 		case 'F': conf->mc_format = true; break;
+		case 'm': conf->mc_metrics = optarg; break;
 		case 't': conf->mc_threads = atoi(optarg); break;
 		case 'G':
 			if (parse_gc_interval(optarg, &conf->mc_pack_gc_interval_ms))

@@ -164,6 +164,17 @@ int mds_ns_batch_end(struct mds_ns *ns);
 /* MDT space (the LMDB map and the disk under it) and inode counts. */
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
 
+/* Figures for the metrics port (mds/metrics.c). */
+struct mds_ns_stats {
+	uint64_t ns_map_size;           /* LMDB map, bytes */
+	uint64_t ns_used;               /* bytes of the map in use */
+	uint64_t ns_page_size;
+	uint64_t ns_free_pages;         /* pages on LMDB's free list */
+	uint64_t ns_inodes;             /* files, directories, links */
+	uint64_t ns_destroy_queue;      /* removed files whose objects remain */
+};
+int mds_ns_stats(struct mds_ns *ns, struct mds_ns_stats *st);
+
 /* The persistent OST table.  Register: a new index is added; a known index
  * must carry the same uuid (-EEXIST otherwise) and gets its address
  * updated.  o_state is not stored (the server tracks liveness). */

@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"  --replace           like --format, and an OST formatted now replaces a lost\n"
 		"                      one: the MDS takes its new uuid for the index\n"
 		"  --threads N         service threads (default 8)\n"
+		"  --metrics ADDR      serve Prometheus metrics on tcp://host:port\n"
+		"                      (GET /metrics; port 0 picks a free port, logged)\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
@@ -88,6 +90,7 @@ int main(int argc, char **argv)
 		{ "format", no_argument, NULL, 'F' },
 		{ "replace", no_argument, NULL, 'R' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 		case 'F': conf->oc_format = true; break;
 		case 'R': conf->oc_replace = true; break;
 		case 't': conf->oc_threads = atoi(optarg); break;
+		case 'M': conf->oc_metrics = optarg; break;
 		case 'p': d.dr_pidfile = optarg; break;
 		case 'o':
 			if (parse_ost(optarg, conf)) {

@@ -20,7 +20,7 @@
 int mnt_stats_text(struct nacre_fs *fs, char **text, size_t *len)
 {
 	struct nacre_counter *c;
-	size_t cap = 0, used = 0;
+	size_t size = 0;
 	char *buf = NULL;
 	FILE *f;
 	int n;
@@ -30,7 +30,7 @@ int mnt_stats_text(struct nacre_fs *fs, char **text, size_t *len)
 	if (!c)
 		return -ENOMEM;
 	nacre_counters(fs, c, n);
-	f = open_memstream(&buf, &cap);
+	f = open_memstream(&buf, &size);
 	if (!f) {
 		free(c);
 		return -ENOMEM;
@@ -50,9 +50,8 @@ int mnt_stats_text(struct nacre_fs *fs, char **text, size_t *len)
 		free(buf);
 		return -ENOMEM;
 	}
-	used = cap;
 	*text = buf;
-	*len = used;
+	*len = size;
 	return 0;
 }
 

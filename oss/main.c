@@ -124,8 +124,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("nacre-oss %s\n", PACKAGE_VERSION); return 0;
+		case 'h':
+			usage(stdout);
+			nc_config_free(ac, av);
+			return 0;
+		case 'V':
+			printf("nacre-oss %s\n", PACKAGE_VERSION);
+			nc_config_free(ac, av);
+			return 0;
 		default:
 			rc = nc_daemon_log_option("nacre-oss", c, optarg);
 			if (rc < 0) {

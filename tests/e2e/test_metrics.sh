@@ -24,7 +24,8 @@ cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-metrics.XXXXXX")
 MB=$((1024 * 1024))
 MNT2=""
-MNT2_LOG=$WORK/mnt2.log
+# In the log directory, which the teardown searches for sanitizer reports.
+MNT2_LOG=$CDIR/log/mnt2.log
 
 # The second mount (test 6) goes before the cluster's own teardown.
 metrics_cleanup()

@@ -22,6 +22,7 @@
 
 #include "common/metrics.h"
 #include "common/metrics_http.h"
+#include "common/rpc.h"
 
 /* ---- a parser of the exposition ---- */
 
@@ -415,6 +416,80 @@ static void test_http(void)
 	free(out);
 }
 
+/* ---- the RPC server's metrics ---- */
+
+/* LOOKUP succeeds, everything else fails with ENOENT. */
+static void rpc_handler(struct nc_req *req, void *arg)
+{
+	nc_req_reply(req, req->rq_hdr.mh_opcode == NC_OP_LOOKUP ? 0 : -ENOENT, NULL, 0, NULL, 0);
+}
+
+static int rpc_call(struct nc_cconn *cc, uint16_t op)
+{
+	struct nc_call call;
+	int rc;
+
+	nc_call_init(&call, op, NULL, 0);
+	rc = nc_cconn_call(cc, &call);
+	nc_call_fini(&call);
+	return rc;
+}
+
+static void test_rpc_server(void)
+{
+	struct nc_server_conf conf = {
+		.sc_name = "test", .sc_fsname = "mfs", .sc_role = NC_ROLE_MDS,
+		.sc_threads = 2, .sc_handler = rpc_handler,
+	};
+	struct nc_cconn_opts o = { .co_role = NC_ROLE_CLIENT, .co_retry_ms = 2000 };
+	struct parsed *p = malloc(sizeof(*p));
+	struct nc_metrics *reg;
+	struct nc_server *srv;
+	struct nc_cconn *cc;
+	char addr[64];
+
+	CU_ASSERT_FATAL(p != NULL);
+	CU_ASSERT_FATAL(nc_metrics_new(&reg) == 0);
+	CU_ASSERT_FATAL(nc_server_new(&conf, &srv) == 0);
+	CU_ASSERT_FATAL(nc_server_listen(srv, "tcp://127.0.0.1:0") == 0);
+	CU_ASSERT_FATAL(nc_server_set_metrics(srv, reg) == 0);
+	CU_ASSERT_EQUAL(nc_server_set_metrics(srv, reg), -EBUSY);
+	CU_ASSERT_FATAL(nc_server_start(srv) == 0);
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", nc_server_bound_port(srv, 0));
+	CU_ASSERT_FATAL(nc_cconn_new(addr, "mfs", &o, &cc) == 0);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(rpc_call(cc, NC_OP_LOOKUP), 0);
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL(rpc_call(cc, NC_OP_GETATTR), -ENOENT);
+	/* Answered by the framework: not counted. */
+	CU_ASSERT_EQUAL(rpc_call(cc, NC_OP_PING), 0);
+	/* A request leaves the in-flight count just after its reply is sent,
+	 * which the client may see first. */
+	for (int i = 0; i < 100; i++) {
+		CU_ASSERT_FATAL(render_parse(reg, p, NULL));
+		if (value_of(p, "nacre_test_requests_in_flight", "") == 0)
+			break;
+		usleep(10000);
+	}
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_requests_total", "op=lookup"), 3);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_requests_total", "op=getattr"), 2);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_request_errors_total", "op=lookup"), 0);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_request_errors_total", "op=getattr"), 2);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_request_duration_seconds_count", "op=lookup"), 3);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_request_duration_seconds_bucket",
+				 "op=getattr,le=+Inf"), 2);
+	CU_ASSERT(value_of(p, "nacre_test_request_duration_seconds_sum", "op=lookup") > 0);
+	CU_ASSERT_PTR_NULL(find(p, "nacre_test_requests_total", "op=ping"));
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_connections", "transport=tcp"), 1);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_connections_accepted_total", "transport=tcp"), 1);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_requests_queued", ""), 0);
+	CU_ASSERT_EQUAL(value_of(p, "nacre_test_requests_in_flight", ""), 0);
+	nc_cconn_free(cc);
+	nc_server_free(srv);
+	nc_metrics_free(reg);
+	free(p);
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -429,7 +504,8 @@ int main(void)
 	    !CU_add_test(suite, "histogram buckets, sum, count", test_histogram) ||
 	    !CU_add_test(suite, "label and help escaping", test_escape) ||
 	    !CU_add_test(suite, "invalid names and conflicts", test_invalid) ||
-	    !CU_add_test(suite, "the metrics port", test_http)) {
+	    !CU_add_test(suite, "the metrics port", test_http) ||
+	    !CU_add_test(suite, "the RPC server's metrics", test_rpc_server)) {
 		CU_cleanup_registry();
 		return 99;
 	}

@@ -23,17 +23,17 @@ command -v curl >/dev/null 2>&1 || e2e_skip "curl is not installed"
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-metrics.XXXXXX")
 MB=$((1024 * 1024))
-MNT2=""
+SECOND_MNT=""
 # In the log directory, which the teardown searches for sanitizer reports.
-MNT2_LOG=$CDIR/log/mnt2.log
+SECOND_LOG=$CDIR/log/mnt2.log
 
 # The second mount (test 6) goes before the cluster's own teardown.
 metrics_cleanup()
 {
 	local rc=$?
 
-	if [ -n "$MNT2" ] && _e2e_is_mounted "$MNT2"; then
-		fusermount3 -u -- "$MNT2" 2>/dev/null || umount -l -- "$MNT2"
+	if [ -n "$SECOND_MNT" ] && _e2e_is_mounted "$SECOND_MNT"; then
+		fusermount3 -u -- "$SECOND_MNT" 2>/dev/null || umount -l -- "$SECOND_MNT"
 	fi
 	# _e2e_cleanup takes the script's exit status from $?.
 	(exit "$rc")
@@ -238,19 +238,19 @@ test_6()
 {
 	local addr out rc
 	ensure_data
-	MNT2=$WORK/mnt2
-	mkdir "$MNT2"
+	SECOND_MNT=$WORK/mnt2
+	mkdir "$SECOND_MNT"
 	# A bad address is refused before anything is mounted.
 	rc=0
-	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$MNT2" -o metrics=bogus 2> "$WORK/bad.err" || rc=$?
+	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$SECOND_MNT" -o metrics=bogus 2> "$WORK/bad.err" || rc=$?
 	assert_eq "$rc" 2 "exit status of mount.nacre -o metrics=bogus"
 	grep -q "bad value for option metrics" "$WORK/bad.err"
-	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$MNT2" \
-		-o "metrics=tcp://127.0.0.1:0,log=$MNT2_LOG"
-	addr=$(grep -o 'metrics on tcp://[0-9.]*:[0-9]*' "$MNT2_LOG" | tail -n 1)
+	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$SECOND_MNT" \
+		-o "metrics=tcp://127.0.0.1:0,log=$SECOND_LOG"
+	addr=$(grep -o 'metrics on tcp://[0-9.]*:[0-9]*' "$SECOND_LOG" | tail -n 1)
 	addr=${addr#metrics on }
 	[ -n "$addr" ] || _e2e_assert_failed "no metrics address in the mount's log"
-	cmp "$WORK/data" "$MNT2/m2/f0"
+	cmp "$WORK/data" "$SECOND_MNT/m2/f0"
 	scrape "$addr" "$WORK/mnt2.prom"
 	ge "$(mval "$WORK/mnt2.prom" nacre_client_read_bytes_total)" $((6 * MB)) \
 		"bytes read through the second mount"
@@ -258,8 +258,8 @@ test_6()
 		_e2e_assert_failed "promtool on the mount: $out"
 	[ -z "$out" ] || _e2e_assert_failed "promtool on the mount: $out"
 	assert_eq "$(http_code "$addr" /other)" 404 "GET /other of the mount"
-	fusermount3 -u -- "$MNT2"
-	MNT2=""
+	fusermount3 -u -- "$SECOND_MNT"
+	SECOND_MNT=""
 }
 run_test 6 "mount.nacre -o metrics serves the client counters on its own port" test_6
 

@@ -486,15 +486,23 @@ static void mbuf_printf(struct mbuf *mb, const char *fmt, ...)
 	mb->len += (size_t)n;
 }
 
-/* A sample value as Prometheus writes floats. */
+/* A sample value as Prometheus writes floats: the shortest decimal that
+ * reads back as @v ("0.25", not "0.25000000000000000"). */
 static void fmt_value(double v, char *buf, size_t size)
 {
-	if (isnan(v))
+	if (isnan(v)) {
 		snprintf(buf, size, "NaN");
-	else if (isinf(v))
+		return;
+	}
+	if (isinf(v)) {
 		snprintf(buf, size, "%sInf", v > 0 ? "+" : "-");
-	else
-		snprintf(buf, size, "%.17g", v);
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
 }
 
 /* HELP text escapes only backslash and newline. */

@@ -88,6 +88,7 @@ int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_rebuild(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_scrub(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_changelog(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_stats(struct cli_ctx *ctx, int argc, char **argv);
 
 /* ---- cli_util.c: messages ---- */
 

@@ -87,6 +87,16 @@ int nc_server_start(struct nc_server *srv);
  * queued are dropped without a reply.  Safe to call twice. */
 void nc_server_stop(struct nc_server *srv);
 void nc_server_free(struct nc_server *srv);
+/*
+ * Counts requests (by opcode: number, errors, latency), connections by
+ * transport, and the queue in @reg, as nacre_<sc_name>_* (docs/metrics.md).
+ * Before nc_server_start(); @reg must outlive the server.  0, -EBUSY
+ * (started, or set before) or -ENOMEM.
+ */
+struct nc_metrics;
+int nc_server_set_metrics(struct nc_server *srv, struct nc_metrics *reg);
+/* Requests waiting for a service thread, and those not answered yet. */
+void nc_server_load(struct nc_server *srv, uint64_t *queued, uint64_t *inflight);
 
 /*
  * Reply to @req and free it.  @status is a local error (0, -errno, -NC_E_*),

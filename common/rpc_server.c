@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/rpc.h"
+#include "common/rpc_metrics.h"
 
 #define SRV_MAX_LISTEN 8
 /* Bytes of request buffers queued or being served, server-wide. */
@@ -88,12 +89,15 @@ struct nc_server {
 	struct nc_srv_conn *s_conns;
 	int s_nconns;
 	uint64_t s_next_id;
+	uint64_t s_inflight;    /* under s_lock: requests queued or served */
+	struct nc_rpc_metrics *s_metrics; /* NULL: none */
 };
 
 /* Request and its message buffer in one allocation. */
 struct srv_req {
 	struct nc_req sr_req;
 	size_t sr_size;
+	struct timespec sr_start;       /* arrival, for the latency metric */
 };
 
 /* Bulks of at least this size start on a page boundary (req_alloc). */
@@ -146,6 +150,7 @@ static void conn_close(struct nc_srv_conn *c, const char *why)
 		c->sc_next->sc_prev = c->sc_prev;
 	srv->s_nconns--;
 	pthread_mutex_unlock(&srv->s_lock);
+	nc_rpc_metrics_conn(srv->s_metrics, c->sc_ops->xo_name, -1);
 
 	epoll_ctl(srv->s_epfd, EPOLL_CTL_DEL, c->sc_fd, NULL);
 	/* Wake any service thread blocked sending to this peer. */
@@ -187,6 +192,7 @@ static void req_release(struct nc_req *req)
 
 	pthread_mutex_lock(&srv->s_lock);
 	c->sc_inflight--;
+	srv->s_inflight--;
 	srv->s_mem -= sr->sr_size;
 	resume_paused(srv);
 	pthread_mutex_unlock(&srv->s_lock);
@@ -269,6 +275,8 @@ static int reply_done(struct nc_req *req, int rc)
 int nc_req_reply(struct nc_req *req, int status, const void *body,
 		 uint32_t body_len, const void *bulk, uint32_t bulk_len)
 {
+	nc_rpc_metrics_req(req->rq_conn->sc_srv->s_metrics, req->rq_hdr.mh_opcode, status,
+			   &((struct srv_req *)req)->sr_start);
 	if (status) {
 		body_len = 0;
 		bulk_len = 0;
@@ -313,6 +321,8 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 	struct iovec iov[2];
 	int n, rc;
 
+	nc_rpc_metrics_req(c->sc_srv->s_metrics, req->rq_hdr.mh_opcode, 0,
+			   &((struct srv_req *)req)->sr_start);
 	reply_hdr_make(&req->rq_hdr, 0, body_len, len, &h);
 	if (!c->sc_ops->xo_sendfile)
 		return reply_done(req, conn_send_file_copy(c, &h, body, body_len, file_fd,
@@ -499,14 +509,17 @@ static bool dispatch(struct nc_srv_conn *c)
 	req->rq_hdr = *h;
 	req->rq_peer = c->sc_peer;
 	req->rq_peer_role = c->sc_role;
+	clock_gettime(CLOCK_MONOTONIC, &sr->sr_start);
 	atomic_fetch_add(&c->sc_refs, 1);
 
 	pthread_mutex_lock(&srv->s_lock);
 	c->sc_inflight++;
+	srv->s_inflight++;
 	srv->s_mem += sr->sr_size;
 	/* Bounded by MAX_CONNS * MAX_INFLIGHT. */
 	if (nc_reqq_push(&srv->s_queue, req)) {
 		c->sc_inflight--;
+		srv->s_inflight--;
 		srv->s_mem -= sr->sr_size;
 		pthread_mutex_unlock(&srv->s_lock);
 		atomic_fetch_sub(&c->sc_refs, 1);
@@ -686,6 +699,7 @@ static void accept_one(struct nc_server *srv, struct srv_listener *l)
 	srv->s_conns = c;
 	srv->s_nconns++;
 	pthread_mutex_unlock(&srv->s_lock);
+	nc_rpc_metrics_conn(srv->s_metrics, c->sc_ops->xo_name, 1);
 	e.events = EPOLLIN | EPOLLRDHUP;
 	e.data.ptr = c;
 	if (epoll_ctl(srv->s_epfd, EPOLL_CTL_ADD, fd, &e) < 0)
@@ -1009,8 +1023,24 @@ void nc_server_free(struct nc_server *srv)
 	close(srv->s_wakefd);
 	free(srv->s_workers);
 	nc_reqq_fini(&srv->s_queue);
+	nc_rpc_metrics_free(srv->s_metrics);
 	pthread_mutex_destroy(&srv->s_lock);
 	pthread_cond_destroy(&srv->s_cond);
 	nc_auth_wipe(srv->s_key, sizeof(srv->s_key));
 	free(srv);
+}
+
+int nc_server_set_metrics(struct nc_server *srv, struct nc_metrics *reg)
+{
+	if (srv->s_started || srv->s_metrics)
+		return -EBUSY;
+	return nc_rpc_metrics_new(reg, srv->s_name, srv, &srv->s_metrics);
+}
+
+void nc_server_load(struct nc_server *srv, uint64_t *queued, uint64_t *inflight)
+{
+	pthread_mutex_lock(&srv->s_lock);
+	*queued = srv->s_queue.rq_len;
+	*inflight = srv->s_inflight;
+	pthread_mutex_unlock(&srv->s_lock);
 }

@@ -45,6 +45,34 @@ struct cl_ost {
 #define CL_RA_MAX_SEGS 64
 #define CL_RA_DEFAULT_KB (16 * 1024)
 
+/*
+ * The client's counters (nacre_counters(), libclient/stats.c, where each is
+ * named and described): atomics bumped where the event is known.
+ */
+enum cl_ctr {
+	CL_CTR_READS,                   /* nacre_pread calls that returned data */
+	CL_CTR_READ_BYTES,
+	CL_CTR_WRITES,
+	CL_CTR_WRITE_BYTES,
+	CL_CTR_DEGRADED_READS,          /* pieces rebuilt from parity on read */
+	CL_CTR_DEGRADED_READ_BYTES,
+	CL_CTR_CHECKSUM_ERRORS,         /* chunks an OST refused as corrupt */
+	CL_CTR_SHARDS_MARKED_STALE,
+	CL_CTR_REBUILD_FILES,
+	CL_CTR_REBUILD_ROWS,
+	CL_CTR_REBUILD_CHUNKS,          /* chunks regenerated and written */
+	CL_CTR_REBUILD_ROWS_PENDING,    /* a gauge: rows left in rebuilds under way */
+	CL_CTR_REBUILD_SHARDS_CLEARED,
+	CL_CTR_SCRUB_FILES,
+	CL_CTR_SCRUB_BAD_CHUNKS,
+	CL_CTR_COUNT
+};
+
+#define cl_count(fs, ctr, n) \
+	atomic_fetch_add_explicit(&(fs)->fs_ctr[(ctr)], (uint64_t)(n), memory_order_relaxed)
+#define cl_uncount(fs, ctr, n) \
+	atomic_fetch_sub_explicit(&(fs)->fs_ctr[(ctr)], (uint64_t)(n), memory_order_relaxed)
+
 struct nacre_fs {
 	char fs_mds_addr[NC_ADDR_MAX + 1];
 	char fs_name[NC_FSNAME_MAX + 1];
@@ -65,6 +93,7 @@ struct nacre_fs {
 	/* Generations of files this client wrote, hashed (readahead.c). */
 	atomic_uint_fast64_t fs_ra_gen[CL_RA_GENS];
 	atomic_uint_fast64_t fs_ra_fetched, fs_ra_served, fs_ra_dropped;
+	atomic_uint_fast64_t fs_ctr[CL_CTR_COUNT];
 };
 
 struct nacre_file {

@@ -313,6 +313,8 @@ ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			uint32_t got = p[j].ip_call.c_rep_bulk_len;
 
 			if (st) {
+				if (st == -NC_E_CHECKSUM)
+					cl_count(fs, CL_CTR_CHECKSUM_ERRORS, 1);
 				if (!err_is_shard_loss(st)) {
 					rc = st;
 					break;
@@ -335,6 +337,10 @@ ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			}
 			rc = degraded_piece(fs, fid, l, ec, &ext[i],
 					    (uint8_t *)buf + (ext[i].e_file_off - off));
+			if (!rc) {
+				cl_count(fs, CL_CTR_DEGRADED_READS, 1);
+				cl_count(fs, CL_CTR_DEGRADED_READ_BYTES, ext[i].e_len);
+			}
 		}
 		if (rc)
 			break;
@@ -418,6 +424,8 @@ int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 			  (nc_xdr_fn)nc_wire_layout_msg, rep, &call);
 	if (!rc) {
 		nc_call_fini(&call);
+		if (set & NC_SHARD_STALE)
+			cl_count(fs, CL_CTR_SHARDS_MARKED_STALE, 1);
 		if (stripe < l->l_stripe_count)
 			l->l_shards[stripe].ls_flags =
 				(l->l_shards[stripe].ls_flags | set) & ~clear;

@@ -543,7 +543,7 @@ static int refresh_size(struct nacre_file *f)
 	return 0;
 }
 
-NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off)
+static ssize_t file_pread(struct nacre_file *f, void *buf, size_t len, off_t off)
 {
 	struct nc_layout l;
 	ssize_t done, rest;
@@ -608,7 +608,18 @@ NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t
 	return done + rest;
 }
 
-NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off)
+NACRE_API ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off)
+{
+	ssize_t n = file_pread(f, buf, len, off);
+
+	if (n > 0) {
+		cl_count(f->f_fs, CL_CTR_READS, 1);
+		cl_count(f->f_fs, CL_CTR_READ_BYTES, n);
+	}
+	return n;
+}
+
+static ssize_t file_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off)
 {
 	uint64_t end;
 	bool grow;
@@ -682,6 +693,17 @@ NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len
 			return rc;
 	}
 	return (ssize_t)len;
+}
+
+NACRE_API ssize_t nacre_pwrite(struct nacre_file *f, const void *buf, size_t len, off_t off)
+{
+	ssize_t n = file_pwrite(f, buf, len, off);
+
+	if (n > 0) {
+		cl_count(f->f_fs, CL_CTR_WRITES, 1);
+		cl_count(f->f_fs, CL_CTR_WRITE_BYTES, n);
+	}
+	return n;
 }
 
 /* Every extending write already reported its end, so only mtime is sent

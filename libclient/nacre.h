@@ -318,6 +318,30 @@ struct nacre_io_stats {
 };
 void nacre_io_stats(struct nacre_fs *fs, struct nacre_io_stats *st);
 
+/** What a client counter is: a count that only grows, or a level. */
+enum nacre_counter_kind {
+	NACRE_CTR_COUNTER = 0,
+	NACRE_CTR_GAUGE = 1,
+};
+
+/** One client counter (nacre_counters()). */
+struct nacre_counter {
+	const char *name;       /**< Prometheus name, "nacre_client_read_bytes_total" */
+	const char *help;       /**< what it counts, one line */
+	int kind;               /**< enum nacre_counter_kind */
+	uint64_t value;
+};
+
+/**
+ * The counters of this client since nacre_connect(): reads and writes,
+ * degraded reads, checksum errors, stale marks, rebuild and scrub progress,
+ * readahead (docs/metrics.md lists them).  Fills the first @max entries
+ * of @out (none with @max 0, to size the array) and returns how many
+ * counters there are; every call returns the same names in the same order.
+ * @note name and help are static strings.
+ */
+int nacre_counters(struct nacre_fs *fs, struct nacre_counter *out, int max);
+
 /** Counters of the RDMA transport in this process (all connections, all
  *  filesystems; all zero when nothing went over RDMA). */
 struct nacre_rdma_stats {

@@ -180,6 +180,8 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		rc = -EIO; /* plain striping keeps no redundancy to rebuild from */
 		goto out;
 	}
+	cl_count(fs, CL_CTR_REBUILD_FILES, 1);
+	cl_count(fs, CL_CTR_REBUILD_ROWS_PENDING, rp->rp_rows);
 	for (uint64_t row = 0; row < rp->rp_rows; row++) {
 		rc = repair_lock(rp);
 		if (!rc)
@@ -187,8 +189,13 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		if (rc)
 			break;
 		rp->rp_st.rows++;
+		cl_count(fs, CL_CTR_REBUILD_ROWS, 1);
+		cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, 1);
 		repair_progress(rp, row + 1);
 	}
+	/* Rows a failure left undone are no longer pending. */
+	cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, rp->rp_rows - rp->rp_st.rows);
+	cl_count(fs, CL_CTR_REBUILD_CHUNKS, rp->rp_st.chunks_fixed);
 	/* For a rebuild, every chunk it had to regenerate was a bad one. */
 	rp->rp_st.chunks_bad = rp->rp_st.chunks_fixed;
 	for (uint32_t s = 0; !rc && s < rp->rp_layout.l_stripe_count; s++) {
@@ -196,8 +203,10 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 			continue;
 		rc = cl_shard_set(fs, &rp->rp_cred, &rp->rp_fid, &rp->rp_layout, s, 0,
 				  NC_SHARD_STALE);
-		if (!rc)
+		if (!rc) {
 			rp->rp_st.shards_cleared++;
+			cl_count(fs, CL_CTR_REBUILD_SHARDS_CLEARED, 1);
+		}
 	}
 	repair_unlock(rp);
 out:
@@ -309,6 +318,9 @@ NACRE_API int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
 		}
 	}
 	rp->rp_st.rows = rp->rp_rows;
+	cl_count(fs, CL_CTR_SCRUB_FILES, 1);
+	cl_count(fs, CL_CTR_SCRUB_BAD_CHUNKS, rp->rp_st.chunks_bad);
+	cl_count(fs, CL_CTR_REBUILD_CHUNKS, rp->rp_st.chunks_fixed);
 	repair_progress(rp, rp->rp_rows);
 	repair_unlock(rp);
 out:

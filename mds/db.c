@@ -382,3 +382,44 @@ int mds_db_space(struct mds_db *db, uint64_t *map_size, uint64_t *used)
 		*used = *map_size;
 	return 0;
 }
+
+int mds_db_stats(struct mds_db *db, struct mds_db_stats *st)
+{
+	MDB_cursor *cur;
+	MDB_stat es;
+	MDB_txn *txn;
+	MDB_val k, v;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	rc = mds_db_space(db, &st->ds_map_size, &st->ds_used);
+	if (rc)
+		return rc;
+	rc = mdb_env_stat(db->db_env, &es);
+	if (rc)
+		return db_err(rc, "env_stat");
+	st->ds_page_size = es.ms_psize;
+	rc = mdb_txn_begin(db->db_env, NULL, MDB_RDONLY, &txn);
+	if (rc)
+		return db_err(rc, "txn_begin");
+	/* The free list is database 0 (LMDB's FREE_DBI): each record holds
+	 * the number of pages it frees, then their numbers; mdb_stat -f
+	 * counts them so too. */
+	rc = mdb_cursor_open(txn, 0, &cur);
+	if (rc)
+		goto out_abort;
+	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
+		size_t n;
+
+		if (v.mv_size < sizeof(n))
+			continue;
+		memcpy(&n, v.mv_data, sizeof(n));
+		st->ds_free_pages += n;
+	}
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		rc = 0;
+out_abort:
+	mdb_txn_abort(txn);
+	return rc ? db_err(rc, "free list") : 0;
+}

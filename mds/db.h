@@ -77,4 +77,13 @@ void mds_db_cursor_close(struct mds_cursor *c);
 int mds_db_count(struct mds_txn *txn, enum mds_table t, uint64_t *entries);
 int mds_db_space(struct mds_db *db, uint64_t *map_size, uint64_t *used);
 
+/* The environment's size figures for the metrics port. */
+struct mds_db_stats {
+	uint64_t ds_map_size;           /* bytes */
+	uint64_t ds_used;               /* bytes up to the last page used */
+	uint64_t ds_page_size;          /* bytes */
+	uint64_t ds_free_pages;         /* pages on LMDB's free list (reusable) */
+};
+int mds_db_stats(struct mds_db *db, struct mds_db_stats *st);
+
 #endif

@@ -49,6 +49,8 @@ static void usage(FILE *f)
 		"  --format            format DIR when it holds no MDT yet\n"
 		"  --map-size SIZE     LMDB map size (default 1G; K/M/G/T suffixes)\n"
 		"  --threads N         service threads (default 8)\n"
+		"  --metrics ADDR      serve Prometheus metrics on tcp://host:port\n"
+		"                      (GET /metrics; port 0 picks a free port, logged)\n"
 		"  --pack-gc-interval SECONDS\n"
 		"                      time between background compactions of sparse\n"
 		"                      packs (default 300; 0 turns them off)\n"
@@ -135,6 +137,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "root-squash", required_argument, NULL, 'R' },
 		{ "nosquash", required_argument, NULL, 'N' },
 		{ "changelog", no_argument, NULL, 'C' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "keyfile", required_argument, NULL, 'K' },
 		{ "log", required_argument, NULL, 'L' },
@@ -153,6 +156,7 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		case 'n': conf->mc_fsname = optarg; break;
 		case 'l': conf->mc_listen = optarg; break;
 		case 'F': conf->mc_format = true; break;
+		case 'm': conf->mc_metrics = optarg; break;
 		case 't': conf->mc_threads = atoi(optarg); break;
 		case 'G':
 			if (parse_gc_interval(optarg, &conf->mc_pack_gc_interval_ms))

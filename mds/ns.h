@@ -186,6 +186,16 @@ int mds_ns_changelog_read(struct mds_ns *ns, uint64_t after, struct nc_changelog
 			  uint32_t max, uint32_t *count, uint64_t *last);
 /* Removes the records numbered up to @upto; *@cleared says how many. */
 int mds_ns_changelog_clear(struct mds_ns *ns, uint64_t upto, uint64_t *cleared);
+/* Figures for the metrics port (mds/metrics.c). */
+struct mds_ns_stats {
+	uint64_t ns_map_size;           /* LMDB map, bytes */
+	uint64_t ns_used;               /* bytes of the map in use */
+	uint64_t ns_page_size;
+	uint64_t ns_free_pages;         /* pages on LMDB's free list */
+	uint64_t ns_inodes;             /* files, directories, links */
+	uint64_t ns_destroy_queue;      /* removed files whose objects remain */
+};
+int mds_ns_stats(struct mds_ns *ns, struct mds_ns_stats *st);
 
 /* The persistent OST table.  Register: a new index is added; a known index
  * must carry the same uuid (-EEXIST otherwise) and gets its address

@@ -55,6 +55,29 @@ int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st)
 	return 0;
 }
 
+int mds_ns_stats(struct mds_ns *ns, struct mds_ns_stats *st)
+{
+	struct mds_db_stats ds;
+	struct mds_txn *txn;
+	int rc;
+
+	rc = mds_db_stats(ns->ns_db, &ds);
+	if (rc)
+		return rc;
+	st->ns_map_size = ds.ds_map_size;
+	st->ns_used = ds.ds_used;
+	st->ns_page_size = ds.ds_page_size;
+	st->ns_free_pages = ds.ds_free_pages;
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = mds_db_count(txn, MDS_T_INODES, &st->ns_inodes);
+	if (!rc)
+		rc = mds_db_count(txn, MDS_T_DESTROY, &st->ns_destroy_queue);
+	mds_db_txn_abort(txn);
+	return rc;
+}
+
 /* ---- the OST table ---- */
 
 static int ns_ost_decode(const void *k, size_t kl, const void *v, size_t vl,

@@ -460,6 +460,8 @@ static int op_shard_state(struct mds_server *mds, struct nc_req *req, struct nc_
 	rc = mds_ns_shard_state(mds_server_ns(mds), &m.ss_cred, &m.ss_fid, m.ss_shard, m.ss_set,
 				m.ss_clear, &rep->sl_layout);
 	if (!rc) {
+		mds_metrics_stale(mds_server_metrics(mds), !!(m.ss_set & NC_SHARD_STALE),
+				  !!(m.ss_clear & NC_SHARD_STALE));
 		if (m.ss_set & NC_SHARD_STALE)
 			nc_warn("mds", "req %" PRIu64 " from %s: shard %u of " NC_FID_FMT
 				" marked stale", req->rq_hdr.mh_reqid, req->rq_peer, m.ss_shard,

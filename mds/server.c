@@ -69,6 +69,7 @@ struct mds_server {
 	struct mds_squash ms_squash;
 	char ms_keyfile[4096];          /* the cluster key file, resolved */
 	uint8_t ms_key[NC_AUTH_KEY_LEN];
+	struct mds_metrics *ms_metrics;   /* NULL: no metrics port */
 };
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
@@ -79,6 +80,11 @@ const struct mds_squash *mds_server_squash(struct mds_server *mds)
 struct mds_ns *mds_server_ns(struct mds_server *mds)
 {
 	return mds->ms_ns;
+}
+
+struct mds_metrics *mds_server_metrics(struct mds_server *mds)
+{
+	return mds->ms_metrics;
 }
 
 void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
@@ -128,6 +134,8 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 		uint64_t marked;
 
 		rc = mds_ns_ost_replace(mds->ms_ns, ost, &marked);
+		if (!rc)
+			mds_metrics_stale(mds->ms_metrics, marked, 0);
 		if (!rc)
 			nc_warn("mds", "OST %u was replaced (new uuid): %" PRIu64 " files have "
 				"stale shards there; run nacre rebuild --ost %u", ost->o_index,
@@ -545,6 +553,11 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 		nc_error("mds", "cannot listen on %s: %s", conf->mc_listen, nc_strerror(rc));
 		goto out_free;
 	}
+	if (conf->mc_metrics) {
+		rc = mds_metrics_new(mds, mds->ms_srv, &mds->ms_metrics);
+		if (rc)
+			goto out_free;
+	}
 	*out = mds;
 	return 0;
 out_free:
@@ -620,6 +633,11 @@ int mds_server_start(struct mds_server *mds)
 		return -rc;
 	}
 	mds->ms_destroy_started = true;
+	if (mds->ms_metrics) {
+		rc = mds_metrics_serve(mds->ms_metrics, mds->ms_conf.mc_metrics);
+		if (rc)
+			return rc;
+	}
 	return pack_gc_start(mds);
 }
 
@@ -632,6 +650,8 @@ void mds_server_stop(struct mds_server *mds)
 {
 	if (!mds)
 		return;
+	/* Scrapes read what the rest tears down. */
+	mds_metrics_stop(mds->ms_metrics);
 	/* First: a pass under way needs this MDS to serve it. */
 	mds_pack_gc_stop(mds->ms_pack_gc);
 	mds->ms_pack_gc = NULL;
@@ -662,6 +682,7 @@ void mds_server_free(struct mds_server *mds)
 		return;
 	mds_server_stop(mds);
 	nc_server_free(mds->ms_srv);
+	mds_metrics_free(mds->ms_metrics);
 	for (int i = 0; i < mds->ms_noss; i++)
 		nc_cconn_free(mds->ms_oss[i].oc_conn);
 	mds_ns_close(mds->ms_ns);

@@ -37,6 +37,7 @@ struct mds_conf {
 	/* The cluster key file (common/auth.h); NULL: $NACRE_KEYFILE, else
 	 * /etc/nacre/FSNAME.key.  Formatting creates it when it is missing. */
 	const char *mc_keyfile;
+	const char *mc_metrics;         /* metrics port "tcp://host:port"; NULL: none */
 };
 
 struct mds_server;
@@ -73,5 +74,19 @@ void mds_handle_op(struct mds_server *mds, struct nc_req *req);
 void mds_server_queue_write(struct mds_server *mds, struct nc_req *req);
 void mds_rpc_hold_begin(void);
 void mds_rpc_hold_end(int commit_rc);
+
+/* ---- the metrics port (mds/metrics.c) ---- */
+struct mds_metrics;
+/* Registers the series and hands the registry to @srv (before it starts). */
+int mds_metrics_new(struct mds_server *mds, struct nc_server *srv, struct mds_metrics **out);
+/* Serves GET /metrics on @addr (logged with the port bound). */
+int mds_metrics_serve(struct mds_metrics *mm, const char *addr);
+/* Stops serving (scrapes read the server); free after the RPC server. */
+void mds_metrics_stop(struct mds_metrics *mm);
+void mds_metrics_free(struct mds_metrics *mm);
+/* NULL when the MDS has no metrics port. */
+struct mds_metrics *mds_server_metrics(struct mds_server *mds);
+/* Shards marked stale and marks cleared.  @mm may be NULL. */
+void mds_metrics_stale(struct mds_metrics *mm, uint64_t marked, uint64_t cleared);
 
 #endif

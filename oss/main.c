@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"  --threads N         service threads (default 8)\n"
 		"  --keyfile FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
 		"                      /etc/nacre/FSNAME.key)\n"
+		"  --metrics ADDR      serve Prometheus metrics on tcp://host:port\n"
+		"                      (GET /metrics; port 0 picks a free port, logged)\n"
 		"  --pidfile FILE      write the pid here once listening\n"
 		"  --log FILE          log to FILE instead of stderr\n"
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
 		{ "format", no_argument, NULL, 'F' },
 		{ "replace", no_argument, NULL, 'R' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "keyfile", required_argument, NULL, 'K' },
 		{ "log", required_argument, NULL, 'L' },
@@ -117,6 +120,7 @@ int main(int argc, char **argv)
 		case 'R': conf->oc_replace = true; break;
 		case 't': conf->oc_threads = atoi(optarg); break;
 		case 'K': conf->oc_keyfile = optarg; break;
+		case 'M': conf->oc_metrics = optarg; break;
 		case 'p': d.dr_pidfile = optarg; break;
 		case 'o':
 			if (parse_ost(optarg, conf)) {
@@ -124,8 +128,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("nacre-oss %s\n", PACKAGE_VERSION); return 0;
+		case 'h':
+			usage(stdout);
+			nc_config_free(ac, av);
+			return 0;
+		case 'V':
+			printf("nacre-oss %s\n", PACKAGE_VERSION);
+			nc_config_free(ac, av);
+			return 0;
 		default:
 			rc = nc_daemon_log_option("nacre-oss", c, optarg);
 			if (rc < 0) {

@@ -32,7 +32,7 @@ static int reply_obj(struct nc_req *req, uint64_t size, uint64_t blocks,
 
 /* The bytes go from the object's page cache to the socket, checked but
  * never copied through this process. */
-static void obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+static ssize_t obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
 {
 	struct oss_read_hold h;
 	uint8_t buf[32];
@@ -40,7 +40,7 @@ static void obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_ob
 
 	if (o->or_len > NC_MAX_BULK) {
 		nc_req_reply_err(req, -EINVAL);
-		return;
+		return -EINVAL;
 	}
 	n = oss_obj_read_hold(ost, &o->or_fid, o->or_off, o->or_len, &h);
 	if (n <= 0) {
@@ -48,14 +48,16 @@ static void obj_read(struct nc_req *req, struct oss_ost *ost, const struct nc_ob
 			nc_req_reply_err(req, (int)n);
 		else
 			reply_obj(req, 0, 0, NULL, 0);
-		return;
+		return n;
 	}
 	nc_req_reply_file(req, buf, obj_rep_encode(buf, (uint64_t)n, 0), h.rh_fd,
 			  (off_t)h.rh_off, (uint32_t)h.rh_len);
 	oss_obj_read_release(&h);
+	return (ssize_t)h.rh_len;
 }
 
-static void obj_write(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+/* 0 when written. */
+static int obj_write(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
 {
 	int rc;
 
@@ -64,13 +66,14 @@ static void obj_write(struct nc_req *req, struct oss_ost *ost, const struct nc_o
 			" but %u bulk bytes", req->rq_hdr.mh_reqid, req->rq_peer,
 			o->or_len, req->rq_hdr.mh_bulk_len);
 		nc_req_reply_err(req, -NC_E_PROTO);
-		return;
+		return -NC_E_PROTO;
 	}
 	rc = oss_obj_write(ost, &o->or_fid, o->or_off, req->rq_bulk, o->or_len);
 	if (rc)
 		nc_req_reply_err(req, rc);
 	else
 		reply_obj(req, o->or_len, 0, NULL, 0);
+	return rc;
 }
 
 static void obj_stat(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
@@ -137,7 +140,8 @@ static void obj_unlock(struct nc_req *req, struct oss_server *oss, const struct 
 	reply_rc(req, rc);
 }
 
-static void obj_verify(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
+/* The number of bad blocks found (0 on error too). */
+static uint32_t obj_verify(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
 {
 	struct nc_verify_rep rep = { .vr_block = OSS_CSUM_BLOCK };
 	uint8_t buf[16 + 8 * NC_VERIFY_MAX];
@@ -149,7 +153,7 @@ static void obj_verify(struct nc_req *req, struct oss_ost *ost, const struct nc_
 			    &rep.vr_count, &more);
 	if (rc) {
 		nc_req_reply_err(req, rc);
-		return;
+		return 0;
 	}
 	rep.vr_more = more;
 	if (rep.vr_count)
@@ -161,9 +165,10 @@ static void obj_verify(struct nc_req *req, struct oss_ost *ost, const struct nc_
 	nc_wire_verify_rep(&x, &rep);
 	if (x.x_err) {
 		nc_req_reply_err(req, x.x_err);
-		return;
+		return rep.vr_count;
 	}
 	nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, NULL, 0);
+	return rep.vr_count;
 }
 
 void oss_handle(struct nc_req *req, void *arg)
@@ -203,10 +208,11 @@ void oss_handle(struct nc_req *req, void *arg)
 		 nc_op_name(op), o.or_ost, NC_FID_ARGS(&o.or_fid), o.or_off, o.or_len);
 	switch (op) {
 	case NC_OP_OBJ_READ:
-		obj_read(req, ost, &o);
+		oss_metrics_read(oss_server_metrics(oss), obj_read(req, ost, &o));
 		break;
 	case NC_OP_OBJ_WRITE:
-		obj_write(req, ost, &o);
+		if (obj_write(req, ost, &o) == 0)
+			oss_metrics_write(oss_server_metrics(oss), o.or_len);
 		break;
 	case NC_OP_OBJ_TRUNC:
 		reply_rc(req, oss_obj_truncate(ost, &o.or_fid, o.or_off));
@@ -233,7 +239,7 @@ void oss_handle(struct nc_req *req, void *arg)
 		obj_unlock(req, oss, &o);
 		break;
 	case NC_OP_OBJ_VERIFY:
-		obj_verify(req, ost, &o);
+		oss_metrics_verify(oss_server_metrics(oss), obj_verify(req, ost, &o));
 		break;
 	default:
 		nc_req_reply_err(req, -EOPNOTSUPP);

@@ -37,7 +37,13 @@ struct oss_server {
 	pthread_mutex_t os_lock;
 	pthread_cond_t os_cond;
 	uint8_t os_key[NC_AUTH_KEY_LEN];
+	struct oss_metrics *os_metrics; /* NULL: no metrics port */
 };
+
+struct oss_metrics *oss_server_metrics(struct oss_server *oss)
+{
+	return oss->os_metrics;
+}
 
 struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index)
 {
@@ -172,6 +178,11 @@ int oss_server_new(const struct oss_conf *conf, struct oss_server **out)
 	 * unless told otherwise. */
 	if (conf->oc_advertise)
 		snprintf(oss->os_advertise, sizeof(oss->os_advertise), "%s", conf->oc_advertise);
+	if (conf->oc_metrics) {
+		rc = oss_metrics_new(oss->os_srv, oss->os_osts, oss->os_nosts, &oss->os_metrics);
+		if (rc)
+			goto out_free;
+	}
 
 	co.co_role = NC_ROLE_OSS;
 	co.co_key = oss->os_key;
@@ -282,6 +293,8 @@ int oss_server_start(struct oss_server *oss)
 		return -rc;
 	}
 	oss->os_reg_started = true;
+	if (oss->os_metrics)
+		return oss_metrics_serve(oss->os_metrics, oss->os_conf.oc_metrics);
 	return 0;
 }
 
@@ -289,6 +302,7 @@ void oss_server_stop(struct oss_server *oss)
 {
 	if (!oss)
 		return;
+	oss_metrics_stop(oss->os_metrics);
 	if (oss->os_reg_started) {
 		pthread_mutex_lock(&oss->os_lock);
 		oss->os_stopping = true;
@@ -306,6 +320,7 @@ void oss_server_free(struct oss_server *oss)
 		return;
 	oss_server_stop(oss);
 	nc_server_free(oss->os_srv);
+	oss_metrics_free(oss->os_metrics);
 	nc_cconn_free(oss->os_mds);
 	/* After the server: no connection can close into it any more. */
 	oss_locks_free(oss->os_locks);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/rpc.h"
 #include "oss/objstore.h"
@@ -29,6 +30,7 @@ struct oss_conf {
 	 * Implies oc_format. */
 	bool oc_replace;
 	int oc_threads;                 /* service threads; 0: 8 */
+	const char *oc_metrics;         /* metrics port "tcp://host:port"; NULL: none */
 	int oc_nosts;
 	struct {
 		uint32_t index;
@@ -56,5 +58,25 @@ struct oss_ost *oss_server_ost(struct oss_server *oss, uint32_t index);
 struct oss_locks *oss_server_locks(struct oss_server *oss);
 /* The request handler given to the RPC server (oss/rpc.c). */
 void oss_handle(struct nc_req *req, void *arg);
+
+/* ---- the metrics port (oss/metrics.c) ---- */
+struct oss_metrics;
+/* Registers the series (those of the OSTs in @osts too) and hands the
+ * registry to @srv (before it starts). */
+int oss_metrics_new(struct nc_server *srv, struct oss_ost *const *osts, int nosts,
+		    struct oss_metrics **out);
+/* Serves GET /metrics on @addr (logged with the port bound). */
+int oss_metrics_serve(struct oss_metrics *om, const char *addr);
+void oss_metrics_stop(struct oss_metrics *om);
+/* After the RPC server is freed. */
+void oss_metrics_free(struct oss_metrics *om);
+/* NULL when the OSS has no metrics port. */
+struct oss_metrics *oss_server_metrics(struct oss_server *oss);
+/* Counting, for the handlers; @om may be NULL.  A read's outcome: bytes
+ * sent, or its error (a checksum mismatch counts). */
+void oss_metrics_read(struct oss_metrics *om, ssize_t n);
+void oss_metrics_write(struct oss_metrics *om, uint64_t bytes);
+/* Bad blocks an OBJ_VERIFY found. */
+void oss_metrics_verify(struct oss_metrics *om, uint32_t bad);
 
 #endif

@@ -90,6 +90,7 @@ int cmd_scrub(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_find(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_migrate(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_changelog(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_stats(struct cli_ctx *ctx, int argc, char **argv);
 
 /* ---- cli_util.c: messages ---- */
 

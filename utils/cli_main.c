@@ -221,6 +221,18 @@ static const struct cli_cmd cli_cmds[] = {
 			"only when it runs with --changelog.  Root only.  Without PATH: the one\n"
 			"mounted nacre filesystem (or --mds).\n",
 	},
+	{
+		.cc_name = "stats",
+		.cc_fn = cmd_stats,
+		.cc_summary = "show the client counters of a mount",
+		.cc_usage = "[--json] [MOUNT]",
+		.cc_help =
+			"  --json                {\"mount\": ..., \"counters\": {NAME: VALUE, ...}}\n"
+			"The counters of the mount.nacre process serving MOUNT (any path on\n"
+			"it): reads, writes, degraded reads, checksum errors, stale marks,\n"
+			"rebuild and scrub progress, readahead.  Without MOUNT: every nacre\n"
+			"mount.\n",
+	},
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))

@@ -25,7 +25,9 @@
  * Virtual extended attributes
  *   "nacre.mds" (the MDS address), "nacre.fsname" (the filesystem name) and
  *   "nacre.fid" (the inode's FID as "seq:oid" in hex) are answered by the
- *   helper itself, on every inode, and are not listed by listxattr.  Their
+ *   helper itself, on every inode, and are not listed by listxattr.
+ *   "nacre.stats", on the root only, holds this mount's client counters in
+ *   the Prometheus text format (`nacre stats` reads it).  Their
  *   values are the text without a terminating NUL.  The nacre CLI reads them
  *   to find the filesystem and FID behind a path on the mount.  Setting or
  *   removing them fails with EPERM.
@@ -147,6 +149,15 @@ struct mnt_ctx {
  * process (a setgroups(2) shows within that second).
  */
 void mnt_cred_get(fuse_req_t req, struct nacre_cred *cred);
+
+/* ---- Client counters (mnt_stats.c) ---- */
+
+/* The counters of @fs in the Prometheus text format: *text is malloc'd,
+ * NUL-terminated, *len bytes.  0 or -ENOMEM. */
+int mnt_stats_text(struct nacre_fs *fs, char **text, size_t *len);
+/* Serves them on @addr ("tcp://host:port"), GET /metrics. */
+struct nc_mhttp;
+int mnt_metrics_start(struct nacre_fs *fs, const char *addr, struct nc_mhttp **out);
 
 /* @fs stays owned by the caller.  0 or -errno. */
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/metrics_http.h"
 #include "utils/mnt.h"
 
 #define MNT_PROG "mount.nacre"
@@ -232,6 +233,7 @@ struct mnt_args {
 	bool ma_debug;
 	bool ma_allow_other;
 	bool ma_ro;
+	const char *ma_metrics;         /* metrics port; NULL: none */
 	char ma_kflags[256];            /* mount flags passed on to FUSE */
 	char ma_keyfile[PATH_MAX];      /* keyfile=, absolute; "": the default */
 	/* Copies of the -o arguments, which the parsed values point into:
@@ -303,6 +305,8 @@ static void mnt_usage(FILE *out)
 		"     entry_timeout=SEC name cache time (default 10)\n"
 		"     negative_timeout=SEC  absent-name cache time (default 1)\n"
 		"     read_ahead_kb=KB  the kernel's readahead window (default 8192)\n"
+		"     metrics=ADDR      serve this client's counters for Prometheus on\n"
+		"                       tcp://host:port (GET /metrics; port 0: any)\n"
 		"     pack              pack every small file created through the mount\n"
 		"     pack_max=BYTES    the largest file kept packed (default 1048576)\n"
 		"     keyfile=FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
@@ -437,6 +441,10 @@ static int mnt_opt_one(struct mnt_args *a, char *opt)
 	} else if (val && !strcmp(opt, "entry_timeout")) {
 		if (mnt_parse_secs(val, &a->ma_entry_timeout))
 			goto bad_value;
+	} else if (val && !strcmp(opt, "metrics")) {
+		if (strncmp(val, "tcp://", 6) || !strchr(val + 6, ':'))
+			goto bad_value;
+		a->ma_metrics = val;
 	} else if (!val && !strcmp(opt, "pack")) {
 		a->ma_pack = true;
 	} else if (val && !strcmp(opt, "pack_max")) {
@@ -782,6 +790,7 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 		.keyfile = a->ma_keyfile[0] ? a->ma_keyfile : NULL,
 	};
 	int code = MNT_EXIT_FAIL;
+	struct nc_mhttp *metrics = NULL;
 	struct fuse_session *se;
 	sigset_t sigs, oldsigs;
 	struct nacre_fs *fs;
@@ -808,11 +817,13 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 			code = MNT_EXIT_USAGE;
 		goto out_report;
 	}
+	if (a->ma_metrics && mnt_metrics_start(fs, a->ma_metrics, &metrics) < 0)
+		goto out_disconnect;
 	rc = mnt_ctx_init(&ctx, fs, a->ma_attr_timeout, a->ma_entry_timeout,
 			   a->ma_negative_timeout);
 	if (rc < 0) {
 		mnt_log(MNT_LOG_ERROR, "init: %s", strerror(-rc));
-		goto out_disconnect;
+		goto out_metrics_stop;
 	}
 	rc = mnt_fuse_args(a, &fargs);
 	if (rc < 0) {
@@ -858,6 +869,8 @@ out_free_args:
 	fuse_opt_free_args(&fargs);
 out_ctx_fini:
 	mnt_ctx_fini(&ctx);
+out_metrics_stop:
+	nc_mhttp_stop(metrics);
 out_disconnect:
 	nacre_disconnect(fs);
 out_report:

@@ -1030,7 +1030,7 @@ static int mnt_vxattr_get(struct mnt_ctx *ctx, fuse_ino_t ino,
 static bool mnt_xattr_is_virtual(const char *name)
 {
 	return !strcmp(name, "nacre.mds") || !strcmp(name, "nacre.fsname") ||
-	       !strcmp(name, "nacre.fid");
+	       !strcmp(name, "nacre.fid") || !strcmp(name, "nacre.stats");
 }
 
 /* Replies an xattr value or list of @len bytes in @buf for a request of
@@ -1050,6 +1050,28 @@ static void mnt_reply_xattr(fuse_req_t req, const char *op, fuse_ino_t ino,
 		fuse_reply_buf(req, buf, (size_t)len);
 }
 
+/* "nacre.stats" of the root: the client counters, as text. */
+static void mnt_getxattr_stats(fuse_req_t req, struct mnt_ctx *ctx, fuse_ino_t ino,
+			       size_t size)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	rc = mnt_stats_text(ctx->mc_fs, &text, &len);
+	if (rc) {
+		mnt_reply_status(req, "getxattr", ino, rc);
+		return;
+	}
+	mnt_reply_xattr(req, "getxattr", ino, len > MNT_XATTR_MAX ? -E2BIG : (int)len, text,
+			size);
+	free(text);
+}
+
 static void mnt_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			    size_t size)
 {
@@ -1063,6 +1085,10 @@ static void mnt_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	len = mnt_vxattr_get(ctx, ino, name, vbuf, sizeof(vbuf));
 	if (len >= 0) {
 		mnt_reply_xattr(req, "getxattr", ino, len, vbuf, size);
+		return;
+	}
+	if (!strcmp(name, "nacre.stats")) {
+		mnt_getxattr_stats(req, ctx, ino, size);
 		return;
 	}
 	if (mnt_xattr_is_foreign(name)) {

@@ -121,6 +121,10 @@ struct nc_layout {
 	uint64_t l_pack_id;
 	uint64_t l_pack_off;
 	uint64_t l_pack_len;
+	/* With NC_LAYOUT_OBJFID: the FID that names the file's objects on the
+	 * OSTs (a migrated file's objects are new ones, so they cannot share
+	 * the file's FID with the old ones).  Encoded only when the flag says so. */
+	struct nc_fid l_obj;
 	/* Templates with NC_LAYOUT_POOL: new files use only the active OSTs
 	 * of this OST pool (NUL-terminated; encoded only with the flag). */
 	char l_pool[NC_POOL_NAME_MAX + 1];
@@ -131,14 +135,25 @@ struct nc_layout {
 #define NC_LAYOUT_PACK 0x2u     /* template: new small files are packed */
 #define NC_LAYOUT_PACKED 0x4u   /* file: bytes in a pack, l_pack_* say where */
 #define NC_LAYOUT_POOL 0x8u     /* template: l_pool names an OST pool */
+#define NC_LAYOUT_OBJFID 0x10u  /* file: objects named by l_obj, not the file's FID */
 #define NC_LAYOUT_FLAGS (NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_PACKED | \
-			 NC_LAYOUT_POOL)
+			 NC_LAYOUT_POOL | NC_LAYOUT_OBJFID)
 #define NC_PACK_MAX_DEFAULT (1u << 20)
 #define NC_PACK_MAX_LIMIT (64u << 20)   /* largest pack_max a template may set */
 /* The objects of pack N are those of FID (NC_PACK_FID_SEQ, N): a sequence
  * no file or directory uses. */
 #define NC_PACK_FID_SEQ 2
 #define NC_FILE_FID_SEQ 1
+/* The objects a migration lays out for a file are named (NC_MIGRATE_FID_SEQ,
+ * N), N from a counter of the MDS: never the FID of the old objects. */
+#define NC_MIGRATE_FID_SEQ 3
+
+/* The FID that names the objects of the file @fid laid out as @l. */
+static inline const struct nc_fid *nc_layout_obj_fid(const struct nc_layout *l,
+						     const struct nc_fid *fid)
+{
+	return (l->l_flags & NC_LAYOUT_OBJFID) ? &l->l_obj : fid;
+}
 
 /*
  * One changelog record: a namespace change the MDS made (as Lustre's

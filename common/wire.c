@@ -405,6 +405,15 @@ void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 		if (x->x_err)
 			return;
 	}
+	if (l->l_flags & NC_LAYOUT_OBJFID) {
+		if (l->l_flags & NC_LAYOUT_PACKED) {
+			x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+			return;
+		}
+		nc_xdr_fid(x, &l->l_obj);
+		if (x->x_err)
+			return;
+	}
 	if (l->l_stripe_count > NC_MAX_STRIPES) {
 		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
 		return;
@@ -610,6 +619,29 @@ void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m)
 	xdr_time(x, &m->ps_mtime);
 	nc_xdr_layout(x, &m->ps_old);
 	nc_xdr_layout(x, &m->ps_new);
+}
+
+void nc_wire_migrate_req(struct nc_xdr *x, struct nc_migrate_req *m)
+{
+	nc_xdr_cred(x, &m->mg_cred);
+	nc_xdr_fid(x, &m->mg_fid);
+	nc_xdr_u32(x, &m->mg_flags);
+	nc_xdr_u32(x, &m->mg_gen);
+	nc_xdr_u64(x, &m->mg_size);
+	xdr_time(x, &m->mg_mtime);
+	xdr_time(x, &m->mg_ctime);
+	nc_xdr_layout(x, &m->mg_tmpl);
+	nc_xdr_u32(x, &m->mg_nexclude);
+	if (x->x_err)
+		return;
+	if (m->mg_nexclude > NC_MIGRATE_EXCLUDE_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->mg_nexclude; i++)
+		nc_xdr_u32(x, &m->mg_exclude[i]);
+	nc_xdr_layout(x, &m->mg_layout);
+	nc_xdr_u32(x, &m->mg_grace);
 }
 
 void nc_wire_pack_files(struct nc_xdr *x, struct nc_pack_files *m)

@@ -22,6 +22,7 @@
  *   1.0  first protocol.
  *   1.1  erasure coding: SHARD_STATE, OBJ_LOCK, OBJ_UNLOCK, OBJ_VERIFY;
  *        OST_REGISTER may carry NC_OSTREG_REPLACE in o_state's high bits.
+ *   1.2  small files: FID_GRANT, PACK_*, LOOKUP_MANY.
  *   1.3  authentication: feature NC_FEAT_AUTH; with it CONNECT carries the
  *        client nonce (cr_nonce) and its reply the server nonce (cp_nonce);
  *        new AUTH request and reply (struct nc_auth_msg), wire status AUTH.
@@ -32,6 +33,8 @@
  *        o_state's high bits; a layout template with NC_LAYOUT_POOL ends
  *        with the pool name (after l_pack_max when NC_LAYOUT_PACK is set).
  *        The changelog: CHANGELOG_READ and CHANGELOG_CLEAR (root only).
+ *   1.4  migration: MIGRATE; a file layout may carry NC_LAYOUT_OBJFID and
+ *        then l_obj (the FID naming its objects) after the pack fields.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -43,7 +46,7 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 3
+#define NC_PROTO_MINOR 4
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -121,7 +124,8 @@ struct nc_msg_hdr {
 	X(POOL, 62, 0)                  \
 	X(POOL_LIST, 63, 1)             \
 	X(CHANGELOG_READ, 90, 1)        \
-	X(CHANGELOG_CLEAR, 91, 1)
+	X(CHANGELOG_CLEAR, 91, 1)       \
+	X(MIGRATE, 45, 0)
 
 enum nc_opcode {
 #define NC_OP_ENUM(name, value, idem) NC_OP_##name = value,
@@ -459,6 +463,45 @@ struct nc_pack_switch {
  * owner may move it without write permission. */
 #define NC_SWITCH_MOVE 0x2u
 
+/*
+ * MIGRATE: re-lays out a regular file online, in three steps.
+ *  NC_MIGRATE_ALLOC: the MDS lays out new objects for mg_fid (named by a
+ *    FID of their own, NC_LAYOUT_OBJFID) from mg_tmpl (zero fields: the
+ *    file's own geometry, or with NC_MIGRATE_GEOMETRY the filesystem
+ *    default's) on OSTs not in mg_exclude, and keeps them as the file's
+ *    pending migration.  The reply (nc_attr_rep) carries the new layout
+ *    and the attributes whose data version the swap compares.
+ *  (none): the swap: the file takes its pending layout, in one
+ *    transaction, only when its data version (layout generation mg_gen,
+ *    size mg_size, mtime and ctime) is still the one ALLOC returned; else
+ *    -EBUSY and the pending layout stays for another try.  The old
+ *    objects go to the destroy queue, to be destroyed mg_grace seconds
+ *    later (readers that opened the file before read them meanwhile; at
+ *    most NC_MIGRATE_GRACE_MAX).  Reply: the attributes and layout.
+ *  NC_MIGRATE_ABORT: the pending objects go to the destroy queue.
+ * mg_layout names the pending migration (its l_obj).  The caller needs
+ * write permission on the file.
+ */
+#define NC_MIGRATE_EXCLUDE_MAX 64u
+struct nc_migrate_req {
+	struct nc_cred mg_cred;
+	struct nc_fid mg_fid;
+	uint32_t mg_flags;              /* NC_MIGRATE_* */
+	uint32_t mg_gen;
+	uint64_t mg_size;
+	struct nc_timespec mg_mtime;
+	struct nc_timespec mg_ctime;
+	struct nc_layout mg_tmpl;       /* ALLOC: template (NC_LAYOUT_TEMPLATE) */
+	uint32_t mg_nexclude;
+	uint32_t mg_exclude[NC_MIGRATE_EXCLUDE_MAX];
+	struct nc_layout mg_layout;     /* swap, ABORT: the pending layout */
+	uint32_t mg_grace;              /* swap: seconds the old objects stay */
+};
+#define NC_MIGRATE_GRACE_MAX 86400u
+#define NC_MIGRATE_ALLOC 0x1u
+#define NC_MIGRATE_ABORT 0x2u
+#define NC_MIGRATE_GEOMETRY 0x4u        /* ALLOC: the template fixes the geometry */
+
 /* PACK_LIST: packs with an id above pl_after. */
 struct nc_pack_rec {
 	uint64_t pk_id;
@@ -655,6 +698,7 @@ void nc_wire_pack_alloc(struct nc_xdr *x, struct nc_pack_alloc *m);
 void nc_wire_pack_commit(struct nc_xdr *x, struct nc_pack_commit *m);
 void nc_wire_pack_commit_rep(struct nc_xdr *x, struct nc_pack_commit_rep *m);
 void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m);
+void nc_wire_migrate_req(struct nc_xdr *x, struct nc_migrate_req *m);
 void nc_wire_pack_list(struct nc_xdr *x, struct nc_pack_list *m);
 void nc_wire_changelog_req(struct nc_xdr *x, struct nc_changelog_req *m);
 void nc_wire_changelog_rep(struct nc_xdr *x, struct nc_changelog_rep *m);

@@ -308,7 +308,10 @@ int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 		     struct nc_ec *ec, uint64_t row, uint32_t lo, uint32_t len, uint8_t **data);
 ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		   void *buf, size_t len, uint64_t off);
-/* Writes, marking stale (in @layout too) the shards it could not reach. */
+/* Writes, marking stale (in @layout too) the shards it could not reach.
+ * @fid NULL: @layout names its objects (NC_LAYOUT_OBJFID) and nobody else
+ * knows them yet (a migration's): no row locks, and stale marks only in
+ * @layout, not on the MDS. */
 int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		struct nc_layout *layout, const void *buf, size_t len, uint64_t off);
 int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,

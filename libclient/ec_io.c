@@ -216,9 +216,14 @@ int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
  * some since the file was opened). */
 static void refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
 {
-	struct nacre_fid f = { fid->f_seq, fid->f_oid };
-	struct nacre_layout *cur = malloc(sizeof(*cur));
+	struct nacre_layout *cur;
+	struct nacre_fid f;
 
+	if (!fid)
+		return; /* new objects of a migration: no marks elsewhere */
+	f.seq = fid->f_seq;
+	f.oid = fid->f_oid;
+	cur = malloc(sizeof(*cur));
 	if (!cur)
 		return;
 	if (nacre_getlayout_fid(fs, &f, cur) == 0 && cur->shard_count == l->l_stripe_count) {
@@ -440,8 +445,9 @@ static int row_settle(struct nacre_fs *fs, const struct nc_cred *cred, const str
 	for (uint32_t i = 0; i < total; i++)
 		bad += !cl_chunk_usable(l, row, i);
 	if (bad > l->l_m) {
-		nc_warn("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u shards "
-			"unavailable", NC_FID_ARGS(fid), row, bad, total);
+		if (fid)
+			nc_warn("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u "
+				"shards unavailable", NC_FID_ARGS(fid), row, bad, total);
 		return -EIO;
 	}
 	for (int i = 0; i < n; i++) {
@@ -453,6 +459,12 @@ static int row_settle(struct nacre_fs *fs, const struct nc_cred *cred, const str
 		chunk_loc(l, row, ops[i].co_chunk, &stripe, &obj_off);
 		if (l->l_shards[stripe].ls_flags & NC_SHARD_STALE)
 			continue;
+		if (!fid) {
+			/* A migration's new objects: the mark stays here and
+			 * the migration gives up on them. */
+			l->l_shards[stripe].ls_flags |= NC_SHARD_STALE;
+			continue;
+		}
 		rc = cl_shard_set(fs, cred, fid, l, stripe, NC_SHARD_STALE, 0);
 		if (rc)
 			return rc;
@@ -655,7 +667,8 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	if (!l)
 		return -ENOMEM;
 	*l = *layout;
-	rc = cl_lock_rows(fs, fid, l, r0, r1 - r0 + 1, &lock_ost);
+	/* New objects of a migration (@fid NULL) have no other writer. */
+	rc = fid ? cl_lock_rows(fs, fid, l, r0, r1 - r0 + 1, &lock_ost) : 0;
 	if (rc)
 		goto out_free;
 	refresh_marks(fs, fid, l);
@@ -675,12 +688,14 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		if (rc == -EAGAIN)
 			rc = row_write_full(fs, cred, fid, l, ec, row, &sp, src, false);
 	}
-	cl_unlock_rows(fs, fid, lock_ost, r0, r1 - r0 + 1);
+	if (fid)
+		cl_unlock_rows(fs, fid, lock_ost, r0, r1 - r0 + 1);
 	/* Keep the stale marks learnt, not this request's failures. */
 	for (uint32_t s = 0; s < l->l_stripe_count; s++)
 		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_FAILED;
 	/* Reads ahead made while the rows changed are suspect. */
-	cl_ra_file_changed(fs, fid);
+	if (fid)
+		cl_ra_file_changed(fs, fid);
 out_free:
 	free(l);
 	return rc;

@@ -119,6 +119,10 @@ void cl_layout_to_public(const struct nc_layout *l, struct nacre_layout *out)
 		out->pack_off = l->l_pack_off;
 		out->pack_len = l->l_pack_len;
 	}
+	if (l->l_flags & NC_LAYOUT_OBJFID) {
+		out->obj_fid.seq = l->l_obj.f_seq;
+		out->obj_fid.oid = l->l_obj.f_oid;
+	}
 	out->shard_count = l->l_stripe_count;
 	if (out->first_ost == 0 && l->l_stripe_count)
 		out->first_ost = l->l_shards[0].ls_ost;

@@ -30,7 +30,7 @@ int cl_piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
 		return rc;
 	memset(&p->ip_req, 0, sizeof(p->ip_req));
 	p->ip_req.or_ost = l->l_shards[p->ip_ext.e_stripe].ls_ost;
-	p->ip_req.or_fid = *fid;
+	p->ip_req.or_fid = *nc_layout_obj_fid(l, fid);
 	p->ip_req.or_off = p->ip_ext.e_obj_off;
 	p->ip_req.or_len = p->ip_ext.e_len;
 	nc_xdr_init_encode(&x, p->ip_body, sizeof(p->ip_body));

@@ -105,6 +105,10 @@ struct nacre_layout {
 	/** Template with NACRE_LAYOUT_POOL: new files use only the active OSTs
 	 * of this OST pool (see nacre_pool_create()). */
 	char pool[NACRE_POOL_NAME_MAX + 1];
+	/** The FID that names the objects of a migrated file (they are new
+	 * ones); all zero when the objects are named by the file's own FID
+	 * (or, packed, the pack's).  Ignored by nacre_setlayout(). */
+	struct nacre_fid obj_fid;
 };
 #define NACRE_OST_ANY UINT32_MAX
 /** Template: files created below (and in new subdirectories) are packed
@@ -584,6 +588,54 @@ int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids, size_t n
  */
 int nacre_pack_gc(struct nacre_fs *fs, double threshold, uint64_t *moved, uint64_t *freed);
 
+/* ---- Migration ---- */
+
+#define NACRE_MIGRATE_EXCLUDE_MAX 64
+
+/** What nacre_migrate_fid() makes of a file; zeroed: the same geometry on
+ * new objects. */
+struct nacre_migrate_opts {
+	uint32_t stripe_size;   /**< bytes per chunk; 0: keep the file's */
+	bool geometry;          /**< stripe_count, k and m below apply; false:
+				     keep the file's (fewer data chunks when the
+				     OSTs left cannot hold its rows) */
+	uint32_t stripe_count;  /**< as a template's: 0 default, -1 all OSTs */
+	uint32_t k;             /**< as a template's: 0 inherits, k >= 1 fixes
+				     the coding (k = 1, m = 0: plain striping) */
+	uint32_t m;
+	unsigned int nexclude;  /**< OSTs the new objects must avoid */
+	uint32_t exclude[NACRE_MIGRATE_EXCLUDE_MAX];
+	/** How long the old objects stay readable for readers that opened the
+	 * file before the swap, seconds (at most a day); 0: 300, as a move
+	 * into a pack; negative: destroyed at once. */
+	int grace_s;
+	unsigned int retries;   /**< copies tried when a writer interferes (the
+				     waits between them double from 100 ms);
+				     0: 6 */
+};
+
+/**
+ * Re-lays out the regular file @fid online: the MDS gives it new objects
+ * (on OSTs it chooses outside opts->exclude), this client copies the bytes
+ * into them through the normal read path (degraded erasure-coded files are
+ * decoded) and the MDS swaps the layouts in one transaction, only when the
+ * file did not change meanwhile (its layout generation, size, mtime and
+ * ctime).  The old objects (or the file's extent of a pack: a packed file
+ * gets objects of its own) are destroyed opts->grace_s later.
+ * @return 0 (@out, may be NULL, receives the new layout); -EBUSY when the
+ * file kept changing during opts->retries copies (it keeps its layout);
+ * -EACCES without write permission; -EISDIR, -EINVAL for other types;
+ * -NC_E_NOOST / -NC_E_LAYOUT when the OSTs left cannot hold the layout.
+ * The swap also waits for the file to see no writer (open for writing,
+ * size report) for a second.
+ * @note A writer that keeps the file open across the whole migration and
+ * reports its writes only after the swap is not seen: stop writers, or
+ * check them after.  Readers that opened the file before the swap read
+ * the old objects: they must open it again within the grace period.
+ */
+int nacre_migrate_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
+		      const struct nacre_fid *fid, const struct nacre_migrate_opts *opts,
+		      struct nacre_layout *out);
 
 /* ---- Path operations ---- */
 

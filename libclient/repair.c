@@ -233,7 +233,8 @@ static int scrub_shard(struct repair *rp, uint32_t stripe, uint8_t **rows, uint6
 	rc = cl_ost_conn(rp->rp_fs, l->l_shards[stripe].ls_ost, &cc);
 	while (!rc) {
 		struct nc_obj_req o = { .or_ost = l->l_shards[stripe].ls_ost,
-					.or_fid = rp->rp_fid, .or_off = from };
+					.or_fid = *nc_layout_obj_fid(l, &rp->rp_fid),
+					.or_off = from };
 		struct nc_call call;
 
 		rc = nc_cconn_rpc(cc, NC_OP_OBJ_VERIFY, (nc_xdr_fn)nc_wire_obj_req, &o,

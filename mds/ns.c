@@ -254,6 +254,9 @@ int mds_ns_open(const char *dir, uint64_t map_size, struct mds_ns **out)
 	if (rc)
 		goto out_close_db;
 	atomic_init(&ns->ns_rr, 0);
+	for (size_t i = 0; i < NS_WRITE_SLOTS; i++)
+		atomic_init(&ns->ns_write_ms[i], INT64_MIN);
+	ns->ns_migrate_quiet_ms = NS_MIGRATE_QUIET_MS;
 	*out = ns;
 	return 0;
 
@@ -702,6 +705,8 @@ int mds_ns_create(struct mds_ns *ns, const struct nc_create_req *cq,
 		goto out_free;
 	if (attr)
 		*attr = cc->cc_child.in_attr;
+	if (ns_is_reg(&cc->cc_child))
+		ns_write_note(ns, &cc->cc_child.in_attr.a_fid); /* its creator writes next */
 out_free:
 	free(cc);
 	return rc;
@@ -1310,6 +1315,8 @@ int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 	rc = nc_permission(&in->in_attr, cred, want);
 	if (rc)
 		goto out_free;
+	if (want & NC_MAY_WRITE)
+		ns_write_note(ns, fid);
 	if (attr)
 		*attr = in->in_attr;
 	if (layout)
@@ -1331,6 +1338,7 @@ int mds_ns_size_update(struct mds_ns *ns, const struct nc_fid *fid,
 
 	if (flags & ~NC_SIZE_MTIME)
 		return -EINVAL;
+	ns_write_note(ns, fid);
 	in = malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;

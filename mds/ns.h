@@ -158,6 +158,19 @@ int mds_ns_pack_reap(struct mds_ns *ns);
 int mds_ns_pack_switch(struct mds_ns *ns, const struct nc_pack_switch *sw,
 		       const struct mds_ost_set *osts, struct nc_attr *attr, struct nc_layout *out);
 
+/* Migration (ns_migrate.c): MIGRATE as common/wire.h describes it; @out
+ * gets the pending layout (ALLOC, ABORT) or the file's new one (swap).
+ * -EBUSY when the file's data version is not the one in @mg, -ESTALE when
+ * the pending migration is gone. */
+int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
+		   const struct mds_ost_set *osts, struct nc_attr *attr, struct nc_layout *out);
+/* How long a file must have seen no writer (write open, create, size
+ * update) for a migration's swap: default 1000 ms (tests shorten it). */
+void mds_ns_set_migrate_quiet(struct mds_ns *ns, int ms);
+/* Removes the OSTs @idx[0..n) from @set, both lists (a migration's
+ * --ost-exclude). */
+void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
+
 int mds_ns_batch_begin(struct mds_ns *ns);
 int mds_ns_batch_end(struct mds_ns *ns);
 

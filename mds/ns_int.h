@@ -7,7 +7,9 @@
  * Records (every value starts with a u32 record version, NS_REC_VERSION):
  *   CONFIG     "fsname" -> str; "uuid" -> 16 bytes; "next_oid" -> u64;
  *              "next_pack" -> u64;
- *              "default_layout" -> layout template; "destroy_next" -> u64
+ *              "default_layout" -> layout template; "destroy_next" -> u64;
+ *              "next_migrate" -> u64; "migrate.N" (N in hex) -> fid,
+ *              layout: a pending migration (ns_migrate.c)
  *   INODES     fid (16 BE) -> attr, then by type: directory: parent fid,
  *              next cookie, template flag [+ template]; regular file:
  *              layout; symlink: target
@@ -49,6 +51,9 @@
 #define NS_MAX_EC_K 16u
 #define NS_MAX_EC_M 4u
 
+#define NS_WRITE_SLOTS 1024
+#define NS_MIGRATE_QUIET_MS 1000
+
 #define NS_CONF_FSNAME "fsname"
 #define NS_CONF_UUID "uuid"
 #define NS_CONF_NEXT_OID "next_oid"
@@ -62,6 +67,12 @@ struct mds_ns {
 	char ns_fsname[NC_FSNAME_MAX + 1];
 	uint8_t ns_uuid[16];
 	atomic_uint ns_rr;      /* round-robin start for new layouts */
+	/* When a file hashing to each slot was last opened for writing,
+	 * created or sized (CLOCK_MONOTONIC ms): a migration's swap waits
+	 * for its file to be quiet (ns_migrate.c).  Files sharing a slot
+	 * only make a swap wait longer. */
+	_Atomic int64_t ns_write_ms[NS_WRITE_SLOTS];
+	int ns_migrate_quiet_ms;
 	bool ns_changelog;      /* record namespace changes */
 };
 
@@ -136,6 +147,9 @@ int ns_conf_get_layout(struct mds_txn *txn, struct nc_layout *l);
 int ns_conf_put_layout(struct mds_txn *txn, const struct nc_layout *l);
 int ns_fid_alloc(struct mds_txn *txn, struct nc_fid *fid);
 
+/* mds/ns_migrate.c: a writer of @fid showed up (write open, create, size
+ * update). */
+void ns_write_note(struct mds_ns *ns, const struct nc_fid *fid);
 /* mds/ns_changelog.c: appends a record of a change to @txn when the
  * changelog is on; @parent, @name, @sparent and @sname may be NULL. */
 int ns_changelog_add(struct mds_ns *ns, struct mds_txn *txn, uint32_t type,

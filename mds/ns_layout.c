@@ -150,6 +150,28 @@ static int ns_layout_pick(struct mds_ns *ns, const struct nc_layout *dflt,
 	return 0;
 }
 
+/* A filter on the OSTs a new layout may use: the OSTs a migration must
+ * leave (--ost-exclude) are dropped from both lists. */
+void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n)
+{
+	uint32_t i, j, kept;
+
+	for (i = 0, kept = 0; i < set->os_count && i < NC_MAX_OSTS; i++) {
+		for (j = 0; j < n && idx[j] != set->os_index[i]; j++)
+			;
+		if (j == n)
+			set->os_index[kept++] = set->os_index[i];
+	}
+	set->os_count = kept;
+	for (i = 0, kept = 0; i < set->os_ndown && i < NC_MAX_OSTS; i++) {
+		for (j = 0; j < n && idx[j] != set->os_down[i]; j++)
+			;
+		if (j == n)
+			set->os_down[kept++] = set->os_down[i];
+	}
+	set->os_ndown = kept;
+}
+
 /*
  * A new layout from @tmpl (NULL: none) over the filesystem default @dflt.
  * A template naming an OST pool is laid out over the OSTs of @osts in

@@ -159,6 +159,13 @@ void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 		nc_xdr_u64(x, &l->l_pack_off);
 		nc_xdr_u64(x, &l->l_pack_len);
 	}
+	if (l->l_flags & NC_LAYOUT_OBJFID) {
+		if (l->l_flags & NC_LAYOUT_PACKED) {
+			ns_xdr_fail(x);
+			return;
+		}
+		ns_xdr_fid(x, &l->l_obj);
+	}
 	n = l->l_stripe_count;
 	if (n > NC_MAX_STRIPES) {
 		ns_xdr_fail(x);

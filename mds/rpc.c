@@ -578,6 +578,34 @@ out:
 	return rc;
 }
 
+static int op_migrate(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
+{
+	struct nc_migrate_req *m = calloc(1, sizeof(*m));
+	struct mds_ost_set *set = malloc(sizeof(*set));
+	struct nc_layout *out = malloc(sizeof(*out));
+	struct nc_attr attr;
+	int rc = -ENOMEM;
+
+	if (!m || !set || !out)
+		goto out;
+	rc = decode(req, in, (nc_xdr_fn)nc_wire_migrate_req, m);
+	if (rc)
+		goto out;
+	mds_server_ost_set(mds, set);
+	/* --ost-exclude: the new objects go anywhere but there. */
+	mds_ost_set_exclude(set, m->mg_exclude, m->mg_nexclude);
+	rc = mds_ns_migrate(mds_server_ns(mds), m, set, &attr, out);
+	if (!rc && !(m->mg_flags & NC_MIGRATE_ALLOC))
+		mds_server_kick_destroy(mds);
+	if (!rc)
+		rc = reply_attr(req, &attr, out);
+out:
+	free(m);
+	free(set);
+	free(out);
+	return rc;
+}
+
 /* The changelog names every file changed: root only, as in Lustre. */
 static int op_changelog_read(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
@@ -791,6 +819,7 @@ static mds_op_fn op_table(uint16_t opcode)
 	case NC_OP_CHANGELOG_CLEAR: return op_changelog_clear;
 	case NC_OP_PACK_FILES: return op_pack_files;
 	case NC_OP_LOOKUP_MANY: return op_lookup_many;
+	case NC_OP_MIGRATE: return op_migrate;
 	case NC_OP_OST_ADMIN: return op_ost_admin;
 	case NC_OP_POOL: return op_pool;
 	case NC_OP_POOL_LIST: return op_pool_list;
@@ -816,6 +845,7 @@ bool mds_op_is_write(uint16_t opcode)
 	case NC_OP_PACK_ALLOC:
 	case NC_OP_PACK_COMMIT:
 	case NC_OP_PACK_SWITCH:
+	case NC_OP_MIGRATE:
 	case NC_OP_CHANGELOG_CLEAR:
 	case NC_OP_OST_ADMIN:
 	case NC_OP_POOL:

@@ -319,9 +319,12 @@ static struct nc_cconn *oss_conn(struct mds_server *mds, const char *addr)
 /* True when the live inode @fid (if it still exists) has an object on OST
  * @idx: a re-laid-out file reuses its FID as object name, so its new object
  * on an OST of the old layout must survive the old layout's destroy. */
-static bool object_in_use(const struct nc_layout *cur, bool have_cur, uint32_t idx)
+static bool object_in_use(const struct nc_layout *cur, bool have_cur, const struct nc_fid *fid,
+			  const struct nc_fid *obj, uint32_t idx)
 {
-	if (!have_cur)
+	/* A migrated file names its objects apart from the old ones. */
+	if (!have_cur || (cur->l_flags & NC_LAYOUT_PACKED) ||
+	    !nc_fid_eq(nc_layout_obj_fid(cur, fid), obj))
 		return false;
 	for (uint32_t i = 0; i < cur->l_stripe_count; i++)
 		if (cur->l_shards[i].ls_ost == idx)
@@ -331,6 +334,7 @@ static bool object_in_use(const struct nc_layout *cur, bool have_cur, uint32_t i
 
 static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec *rec)
 {
+	const struct nc_fid *obj = nc_layout_obj_fid(&rec->dr_layout, &rec->dr_fid);
 	struct nc_layout cur;
 	bool have_cur;
 	int result = 0;
@@ -346,7 +350,8 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 		bool up;
 		int rc;
 
-		if (idx >= NC_MAX_OSTS || object_in_use(&cur, have_cur, idx))
+		if (idx >= NC_MAX_OSTS ||
+		    object_in_use(&cur, have_cur, &rec->dr_fid, obj, idx))
 			continue;
 		pthread_mutex_lock(&mds->ms_ost_lock);
 		up = mds->ms_osts[idx].ol_known && mds->ms_osts[idx].ol_up;
@@ -362,7 +367,7 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 			continue;
 		}
 		o.or_ost = idx;
-		o.or_fid = rec->dr_fid;
+		o.or_fid = *obj;
 		rc = nc_cconn_rpc(cc, NC_OP_OBJ_DESTROY, (nc_xdr_fn)nc_wire_obj_req, &o, NULL,
 				  NULL, &call);
 		if (rc) {

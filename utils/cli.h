@@ -87,6 +87,8 @@ int cmd_pack(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_rebuild(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_scrub(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_find(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_migrate(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_changelog(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_stats(struct cli_ctx *ctx, int argc, char **argv);
 
@@ -290,6 +292,31 @@ typedef int (*cli_target_fn)(struct cli_ctx *ctx, struct cli_target *t,
 int cli_targets_report(struct cli_ctx *ctx, const char *path, cli_target_fn fn,
 		       void *arg);
 
+/* ---- cli_walk.c: walking a subtree through libnacre ---- */
+
+/* One entry met by cli_walk(). */
+struct cli_walk_ent {
+	const char *we_path;           /* the PATH given, then "/" and names */
+	const char *we_name;           /* its last component */
+	struct nacre_stat we_st;       /* not following symbolic links */
+};
+
+/* Called on every entry; returns non-zero when it reported an error. */
+typedef int (*cli_walk_fn)(struct cli_ctx *ctx, struct nacre_fs *fs,
+			   const struct cli_walk_ent *e, void *arg);
+
+/*
+ * Calls @fn on the target @t (named @path) and, when it is a directory, on
+ * every entry below, each directory before what it holds; symbolic links
+ * are not followed.  Errors on a subtree are reported and the walk goes on.
+ * Returns how many errors were reported (by the walk and by @fn).
+ */
+unsigned long cli_walk(struct cli_ctx *ctx, struct cli_target *t, const char *path,
+		       cli_walk_fn fn, void *arg);
+
+/* "K+M" (K 1 to 16, M 0 to 4) or "none" (k 1, m 0: plain striping).
+ * 0 or -EINVAL. */
+int cli_parse_ec(const char *arg, uint32_t *k, uint32_t *m);
 /*
  * The one filesystem a change applies to: that of @path, of --mds, or the
  * only nacre mount (a usage error when several are mounted).  Reports

@@ -146,6 +146,63 @@ static const struct cli_cmd cli_cmds[] = {
 			"root of every mounted nacre filesystem (with --mds, its root).\n",
 	},
 	{
+		.cc_name = "find",
+		.cc_fn = cmd_find,
+		.cc_summary = "find files by name, type, size, age and layout",
+		.cc_usage = "PATH... [-name GLOB] [-type f|d|l] [-size [+-]N[kMGT]]\n"
+			"       [-mtime [+-]DAYS] [-stripe-count [+-]N] [-ost INDEX] [-pack]\n"
+			"       [-print0] [--json]",
+		.cc_help =
+			"  -name GLOB            the last component matches the shell pattern\n"
+			"  -type T               f file, d directory, l symbolic link (also p, s,\n"
+			"                        b, c)\n"
+			"  -size [+-]N[kMGT]     size more than (+), less than (-) or exactly N\n"
+			"                        units; the size is rounded up to the unit as\n"
+			"                        find(1) does; no suffix (or c): bytes\n"
+			"  -mtime [+-]DAYS       modified more than, less than or exactly DAYS\n"
+			"                        whole days ago\n"
+			"  -stripe-count [+-]N   regular files with more, fewer or exactly N objects\n"
+			"  -ost INDEX            regular files with a shard (or pack shard) on OST\n"
+			"                        INDEX, stale or not; repeat for any of several\n"
+			"  -pack                 packed files\n"
+			"  -print0               end each path with a NUL, not a newline\n"
+			"  --json                a JSON array of {path, type, size, mtime,\n"
+			"                        stripe_count, k, m, osts, packed}\n"
+			"Every test given must hold.  The tree is walked through the MDS, not\n"
+			"the mount; symbolic links are not followed.  Paths print as find(1)\n"
+			"prints them.  Errors on a subtree are reported and the walk goes on\n"
+			"(exit status 1).\n",
+	},
+	{
+		.cc_name = "migrate",
+		.cc_fn = cmd_migrate,
+		.cc_summary = "re-lay out files online: change erasure code or stripes, drain an OST",
+		.cc_usage = "[-E K+M|none] [-c COUNT] [-S SIZE] [--ost-exclude INDEX[,INDEX...]]\n"
+			"       [--grace SECONDS] [-v] [--json] PATH...",
+		.cc_help =
+			"  -E, --erasure-code K+M   K data and M parity chunks per row (K 1 to 16,\n"
+			"                           M 0 to 4); none: plain striping\n"
+			"  -c, --stripe-count COUNT objects per file, -1 for all OSTs\n"
+			"  -S, --stripe-size SIZE   bytes per chunk, a multiple of 4K to 64M\n"
+			"  --ost-exclude INDEX,...  the new objects avoid these OSTs; given alone,\n"
+			"                           only files with a shard on them are moved\n"
+			"                           (drains the OSTs)\n"
+			"  --grace SECONDS          the old objects are destroyed SECONDS after\n"
+			"                           the move (default 300; 0 at once, which\n"
+			"                           readers that have a file open may see as\n"
+			"                           zeros)\n"
+			"  -v, --verbose            one line per file and the totals\n"
+			"  --json                   a JSON object with one entry per file and\n"
+			"                           the totals\n"
+			"Every regular file under each PATH gets new objects, chosen by the\n"
+			"MDS, its bytes copied while it stays online; the layouts swap only if\n"
+			"the file did not change meanwhile, else the copy is retried and the\n"
+			"file reported busy.  Without -E, -c or -S a file keeps its geometry\n"
+			"(fewer data chunks if too few OSTs are left).  Packed files leave\n"
+			"their pack.  Readers that opened a file before it moved read the old\n"
+			"objects until they are destroyed.\n",
+	},
+	{
 		.cc_name = "changelog",
 		.cc_fn = cmd_changelog,
 		.cc_summary = "show or clear the namespace changes the MDS recorded",

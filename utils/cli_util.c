@@ -156,6 +156,43 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Digits only, at most @max: strtoul would take signs and blanks. */
+static bool cli_parse_small(const char *s, const char *end,
+				  uint32_t max, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	if (s == end || end - s > 3)
+		return false;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (uint32_t)(*s - '0');
+	}
+	if (v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cli_parse_ec(const char *arg, uint32_t *k, uint32_t *m)
+{
+	const char *plus = strchr(arg, '+');
+
+	/* The MDS reads k >= 1 as a fixed code, where m = 0 is plain
+	 * striping (k is then the stripe count); k = 0 would inherit, and a
+	 * filesystem of 6 OSTs or more defaults to 4+2. */
+	if (!strcmp(arg, "none")) {
+		*k = 1;
+		*m = 0;
+		return 0;
+	}
+	if (!plus || !cli_parse_small(arg, plus, 16, k) ||
+	    !cli_parse_small(plus + 1, plus + 1 + strlen(plus + 1), 4, m) || *k < 1)
+		return -EINVAL;
+	return 0;
+}
+
 void cli_format_human(uint64_t bytes, char *buf, size_t len)
 {
 	static const char units[] = "BKMGTPE";

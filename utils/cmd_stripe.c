@@ -6,7 +6,7 @@
  * of the rows (-E) and small-file packing (--pack).
  *
  * A file's layout lists its objects (one per OST, all named by the file's
- * FID); a packed file's bytes are instead an extent of a pack, and its
+ * FID, or by a FID of their own once the file was migrated); a packed file's bytes are instead an extent of a pack, and its
  * layout is the pack's (objects named by the pack's FID).  A directory's
  * layout is a template for new files where 0 means "the filesystem
  * default"; with packing on, its new small files are packed.
@@ -90,6 +90,9 @@ static void stripe_objid(const struct nacre_fid *fid, bool dir,
 {
 	struct nacre_fid pf = { NACRE_PACK_FID_SEQ, l->pack_id };
 
+	/* A migrated file's objects are new ones, named apart. */
+	if (!dir && (l->obj_fid.seq || l->obj_fid.oid))
+		fid = &l->obj_fid;
 	nacre_fid_format(stripe_is_packed(l, dir) ? &pf : fid, buf);
 }
 
@@ -167,10 +170,15 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 		else
 			cli_json_null(js);
 	}
-	if (dir)
+	if (dir) {
 		stripe_json_template_pack(js, l);
-	else
+	} else {
 		stripe_json_file_pack(js, fid, l);
+		/* What names the objects: the file's FID, a migrated file's
+		 * own object FID, or the pack's. */
+		stripe_objid(fid, false, l, fidbuf);
+		cli_json_kv_str(js, "objid", fidbuf);
+	}
 	cli_json_key(js, "shards");
 	cli_json_arr_begin(js);
 	n = stripe_nshards(l);
@@ -358,48 +366,13 @@ static int setstripe_parse_index(struct cli_ctx *ctx, const char *arg,
 	return CLI_OPT_CONTINUE;
 }
 
-/* Digits only, at most @max: strtoul would take signs and blanks. */
-static bool setstripe_parse_small(const char *s, const char *end,
-				  uint32_t max, uint32_t *out)
-{
-	uint32_t v = 0;
-
-	if (s == end || end - s > 3)
-		return false;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9')
-			return false;
-		v = v * 10 + (uint32_t)(*s - '0');
-	}
-	if (v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 /* -E K+M, or -E none for plain striping. */
 static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
 			      struct stripe_req *req)
 {
-	const char *plus = strchr(arg, '+');
-	uint32_t k, m;
-
-	/* The MDS reads k >= 1 as a fixed code, where m = 0 is plain
-	 * striping (k is then the stripe count); k = 0 would inherit, and a
-	 * filesystem of 6 OSTs or more defaults to 4+2. */
-	if (!strcmp(arg, "none")) {
-		req->sr_k = 1;
-		req->sr_m = 0;
-		req->sr_has_ec = true;
-		return CLI_OPT_CONTINUE;
-	}
-	if (!plus || !setstripe_parse_small(arg, plus, STRIPE_MAX_K, &k) ||
-	    !setstripe_parse_small(plus + 1, plus + 1 + strlen(plus + 1),
-				   STRIPE_MAX_M, &m) || k < 1)
+	if (cli_parse_ec(arg, &req->sr_k, &req->sr_m))
 		return cli_usage_err(ctx, "invalid erasure code '%s' (K+M with K 1 to %d and M 0 to %d, or none)",
 				     arg, STRIPE_MAX_K, STRIPE_MAX_M);
-	req->sr_k = k;
-	req->sr_m = m;
 	req->sr_has_ec = true;
 	return CLI_OPT_CONTINUE;
 }

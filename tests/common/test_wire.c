@@ -152,6 +152,8 @@ static bool layout_eq(const struct nc_layout *a, const struct nc_layout *b)
 		FSTREQ(a, b, l_pool);
 	if (a->l_flags & NC_LAYOUT_TEMPLATE)
 		return true; /* a template carries no shards */
+	if (a->l_flags & NC_LAYOUT_OBJFID)
+		FSUB(a, b, fid_eq, l_obj);
 	for (uint32_t i = 0; i < a->l_stripe_count && i < NC_MAX_STRIPES; i++) {
 		FEQ(a, b, l_shards[i].ls_ost);
 		FEQ(a, b, l_shards[i].ls_flags);
@@ -892,6 +894,53 @@ static bool eq_verify_rep(const void *pa, const void *pb)
 	return true;
 }
 
+/* A swap to a layout whose objects have a FID of their own (1.3): the
+ * data version, a template of 2+1 over 3 and two excluded OSTs. */
+static void fill_migrate_req(void *p)
+{
+	struct nc_migrate_req *m = p;
+
+	m->mg_cred = ex_cred;
+	m->mg_fid = ex_fid;
+	m->mg_flags = NC_MIGRATE_GEOMETRY;
+	m->mg_gen = 7;
+	m->mg_size = 0x123456789ull;
+	m->mg_mtime = (struct nc_timespec){ 1700000001, 500000000 };
+	m->mg_ctime = (struct nc_timespec){ 1700000002, 999999999 };
+	m->mg_tmpl.l_stripe_count = 3;
+	m->mg_tmpl.l_k = 2;
+	m->mg_tmpl.l_m = 1;
+	m->mg_tmpl.l_flags = NC_LAYOUT_TEMPLATE;
+	m->mg_tmpl.l_first_ost = NC_OST_ANY;
+	m->mg_nexclude = 2;
+	m->mg_exclude[0] = 3;
+	m->mg_exclude[1] = 250;
+	ex_layout(&m->mg_layout);
+	m->mg_layout.l_flags = NC_LAYOUT_OBJFID;
+	m->mg_layout.l_obj = (struct nc_fid){ NC_MIGRATE_FID_SEQ, 0x42 };
+	m->mg_grace = 300;
+}
+
+static bool eq_migrate_req(const void *pa, const void *pb)
+{
+	const struct nc_migrate_req *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, mg_cred);
+	FSUB(a, b, fid_eq, mg_fid);
+	FEQ(a, b, mg_flags);
+	FEQ(a, b, mg_gen);
+	FEQ(a, b, mg_size);
+	FSUB(a, b, time_eq, mg_mtime);
+	FSUB(a, b, time_eq, mg_ctime);
+	FSUB(a, b, layout_eq, mg_tmpl);
+	FEQ(a, b, mg_nexclude);
+	for (uint32_t i = 0; i < a->mg_nexclude && i < NC_MIGRATE_EXCLUDE_MAX; i++)
+		FEQ(a, b, mg_exclude[i]);
+	FSUB(a, b, layout_eq, mg_layout);
+	FEQ(a, b, mg_grace);
+	return true;
+}
+
 static void fill_changelog_req(void *p)
 {
 	struct nc_changelog_req *m = p;
@@ -988,6 +1037,7 @@ CODEC(obj_req, struct nc_obj_req)
 CODEC(obj_rep, struct nc_obj_rep)
 CODEC(shard_req, struct nc_shard_req)
 CODEC(verify_rep, struct nc_verify_rep)
+CODEC(migrate_req, struct nc_migrate_req)
 CODEC(changelog_req, struct nc_changelog_req)
 CODEC(changelog_rep, struct nc_changelog_rep)
 CODEC(ost_admin_req, struct nc_ost_admin_req)
@@ -1037,6 +1087,7 @@ static const struct shape shapes[] = {
 	SHAPE(obj_rep, struct nc_obj_rep),
 	SHAPE(shard_req, struct nc_shard_req),
 	SHAPE(verify_rep, struct nc_verify_rep),
+	SHAPE(migrate_req, struct nc_migrate_req),
 	SHAPE(changelog_req, struct nc_changelog_req),
 	SHAPE(changelog_rep, struct nc_changelog_rep),
 	{ "layout_msg_pool", sizeof(struct nc_layout_msg), fill_layout_msg_pool,
@@ -2135,6 +2186,66 @@ static void test_opcodes(void)
 	CU_ASSERT_EQUAL(NC_OP_READDIR, 27);
 	CU_ASSERT_EQUAL(NC_OP_OBJ_READ, 50);
 	CU_ASSERT_EQUAL(NC_OP_OST_STATFS, 57);
+	CU_ASSERT_EQUAL(NC_OP_MIGRATE, 45);
+	CU_ASSERT_STRING_EQUAL(nc_op_name(NC_OP_MIGRATE), "MIGRATE");
+	CU_ASSERT_FALSE(nc_op_is_idempotent(NC_OP_MIGRATE));
+}
+
+/* MIGRATE: an exclude list past its maximum and a layout that is both
+ * packed and named by an object FID are refused both ways. */
+static void test_migrate_limits(void)
+{
+	struct nc_migrate_req *m = calloc(1, sizeof(*m));
+	struct nc_migrate_req *d = calloc(1, sizeof(*d));
+	uint8_t *buf = malloc(NC_MAX_BODY);
+	struct nc_xdr x;
+	size_t len, at = 96; /* cred 20, fid 16, flags, gen, size, 2 times, template 20 */
+	uint32_t v;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	fill_migrate_req(m);
+	nc_xdr_init_encode(&x, buf, NC_MAX_BODY);
+	nc_wire_migrate_req(&x, m);
+	CU_ASSERT_EQUAL_FATAL(x.x_err, 0);
+	len = x.x_pos;
+	memcpy(&v, buf + at, 4);
+	CU_ASSERT_EQUAL(le32toh(v), 2);
+	/* Decoding: a count past NC_MIGRATE_EXCLUDE_MAX. */
+	v = htole32(NC_MIGRATE_EXCLUDE_MAX + 1);
+	memcpy(buf + at, &v, 4);
+	nc_xdr_init_decode(&x, buf, len);
+	nc_wire_migrate_req(&x, d);
+	CU_ASSERT_EQUAL(x.x_err, -NC_E_PROTO);
+	/* ... and exactly at the maximum the count decodes (the bytes then
+	 * run short, which is a protocol error of its own). */
+	CU_ASSERT_EQUAL(encode_one(codec_migrate_req, m), 0);
+	m->mg_nexclude = NC_MIGRATE_EXCLUDE_MAX;
+	CU_ASSERT_EQUAL(encode_one(codec_migrate_req, m), 0);
+	m->mg_nexclude = NC_MIGRATE_EXCLUDE_MAX + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_migrate_req, m), -EINVAL);
+	/* A layout both packed and named by an object FID. */
+	fill_migrate_req(m);
+	m->mg_layout.l_flags |= NC_LAYOUT_PACKED;
+	CU_ASSERT_EQUAL(encode_one(codec_migrate_req, m), -EINVAL);
+	fill_migrate_req(m);
+	nc_xdr_init_encode(&x, buf, NC_MAX_BODY);
+	nc_wire_migrate_req(&x, m);
+	CU_ASSERT_EQUAL_FATAL(x.x_err, 0);
+	len = x.x_pos;
+	/* mg_layout's flags: after nexclude and two indexes, 12 bytes in. */
+	at = 96 + 4 + 8 + 4 + 2 + 1 + 1;
+	memcpy(&v, buf + at, 4);
+	CU_ASSERT_EQUAL(le32toh(v), NC_LAYOUT_OBJFID);
+	v = htole32(NC_LAYOUT_OBJFID | NC_LAYOUT_PACKED);
+	memcpy(buf + at, &v, 4);
+	nc_xdr_init_decode(&x, buf, len);
+	nc_wire_migrate_req(&x, d);
+	CU_ASSERT_EQUAL(x.x_err, -NC_E_PROTO);
+	free(buf);
+	free(d);
+	free(m);
 	CU_ASSERT_EQUAL(NC_OP_OST_ADMIN, 61);
 	CU_ASSERT_EQUAL(NC_OP_POOL, 62);
 	CU_ASSERT_EQUAL(NC_OP_POOL_LIST, 63);
@@ -2605,6 +2716,7 @@ int main(void)
 	    !CU_add_test(suite, "sizes", test_parse_size) ||
 	    !CU_add_test(suite, "error strings", test_strerror) ||
 	    !CU_add_test(suite, "config files", test_config_expand) ||
+	    !CU_add_test(suite, "migrate limits", test_migrate_limits) ||
 	    !CU_add_test(suite, "decoder fuzz", test_fuzz)) {
 		CU_cleanup_registry();
 		return 99;

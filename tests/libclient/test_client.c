@@ -2002,6 +2002,97 @@ static void test_pack_move_checks(void)
 	free(sw);
 }
 
+static bool layout_uses(const struct nacre_layout *l, uint32_t ost)
+{
+	for (uint32_t i = 0; i < l->shard_count; i++)
+		if (l->shards[i].ost == ost)
+			return true;
+	return false;
+}
+
+/* nacre_migrate_fid: plain to 2+1 away from OST 0 and back to plain away
+ * from OST 1, every byte kept, the old objects destroyed; a writer with
+ * the file open makes it busy; permission and type checks. */
+static void test_migrate(void)
+{
+	struct nacre_cred other = { .uid = 4400, .gid = 4400 };
+	struct nacre_opts xo = { .cred = &other, .attr_cache_ms = -1 };
+	struct nacre_migrate_opts mo;
+	struct nacre_layout l1, l2;
+	struct nacre_file *w = NULL;
+	struct nacre_fs *fx = NULL;
+	struct nacre_stat st, dst;
+	size_t len = 3 * 1024 * 1024 + 123;
+	uint8_t *data = malloc(len + 100);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	fill_random(data, len + 100, 4400);
+	make_file("/mig1", data, len);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/mig1", &st), 0);
+	sleep_ms(1100); /* the MDS waits a second after a writer */
+
+	memset(&mo, 0, sizeof(mo));
+	mo.geometry = true;
+	mo.k = 2;
+	mo.m = 1;
+	mo.stripe_count = 3;
+	mo.nexclude = 1;
+	mo.exclude[0] = 0;
+	mo.grace_s = -1;
+	CU_ASSERT_EQUAL_FATAL(nacre_migrate_fid(fs, NULL, &st.fid, &mo, &l1), 0);
+	CU_ASSERT_EQUAL(l1.k, 2);
+	CU_ASSERT_EQUAL(l1.m, 1);
+	CU_ASSERT_EQUAL(l1.shard_count, 3);
+	CU_ASSERT_FALSE(layout_uses(&l1, 0));
+	CU_ASSERT_EQUAL(l1.obj_fid.seq, 3);
+	for (uint32_t i = 0; i < l1.shard_count; i++)
+		CU_ASSERT(obj_exists(l1.shards[i].ost, &l1.obj_fid));
+	check_file(fs, "/mig1", data, len);
+	CU_ASSERT(wait_objects_gone(&st.fid, 5000));
+
+	mo.k = 1;
+	mo.m = 0;
+	mo.stripe_count = 2;
+	mo.exclude[0] = 1;
+	CU_ASSERT_EQUAL_FATAL(nacre_migrate_fid(fs, NULL, &st.fid, &mo, &l2), 0);
+	CU_ASSERT_EQUAL(l2.m, 0);
+	CU_ASSERT_EQUAL(l2.shard_count, 2);
+	CU_ASSERT_FALSE(layout_uses(&l2, 1));
+	CU_ASSERT(l2.obj_fid.oid != l1.obj_fid.oid);
+	check_file(fs, "/mig1", data, len);
+	CU_ASSERT(wait_objects_gone(&l1.obj_fid, 5000));
+
+	/* A writer holds the file open and appends: busy, nothing moved. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/mig1", O_WRONLY, 0, &w), 0);
+	CU_ASSERT_EQUAL(write_all(w, data + len, 100, len), 0);
+	CU_ASSERT_EQUAL(nacre_flush(w), 0);
+	mo.retries = 1;
+	CU_ASSERT_EQUAL(nacre_migrate_fid(fs, NULL, &st.fid, &mo, NULL), -EBUSY);
+	CU_ASSERT_EQUAL(nacre_close(w), 0);
+	check_file(fs, "/mig1", data, len + 100);
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/mig1", &l1), 0);
+	CU_ASSERT_EQUAL(l1.obj_fid.oid, l2.obj_fid.oid);
+	/* Once it is quiet the retries get through. */
+	mo.retries = 0;
+	CU_ASSERT_EQUAL(nacre_migrate_fid(fs, NULL, &st.fid, &mo, &l1), 0);
+	CU_ASSERT(l1.obj_fid.oid != l2.obj_fid.oid);
+	check_file(fs, "/mig1", data, len + 100);
+
+	/* Others may not; a directory is not migrated. */
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &xo, &fx), 0);
+	CU_ASSERT_EQUAL(nacre_migrate_fid(fx, NULL, &st.fid, NULL, NULL), -EACCES);
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/migdir", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/migdir", &dst), 0);
+	CU_ASSERT_EQUAL(nacre_migrate_fid(fs, NULL, &dst.fid, NULL, NULL), -EISDIR);
+	mo.nexclude = NACRE_MIGRATE_EXCLUDE_MAX + 1;
+	CU_ASSERT_EQUAL(nacre_migrate_fid(fs, NULL, &st.fid, &mo, NULL), -EINVAL);
+	nacre_disconnect(fx);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/migdir"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/mig1"), 0);
+	CU_ASSERT(wait_objects_gone(&l1.obj_fid, 5000));
+	free(data);
+}
+
 /* The changelog through the library: what this client did shows in order,
  * with names; only root reads or clears it. */
 static void test_changelog(void)
@@ -2477,6 +2568,7 @@ int main(void)
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||
 	    !CU_add_test(suite, "an idle pack is sealed", test_pack_idle_seal) ||
 	    !CU_add_test(suite, "a move of a changed file is refused", test_pack_move_checks) ||
+	    !CU_add_test(suite, "migration", test_migrate) ||
 	    !CU_add_test(suite, "many files converted in one call", test_pack_files_batch) ||
 	    !CU_add_test(suite, "the owner of a read-only file may pack it", test_pack_owner_moves) ||
 	    !CU_add_test(suite, "compactor's address of its MDS", test_pack_gc_self_addr) ||

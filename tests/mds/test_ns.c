@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -63,6 +64,10 @@ static void t_setup(void)
 		return;
 	if (mds_ns_open(t_mdt, T_MAP_SIZE, &t_ns))
 		t_ns = NULL;
+	/* Migrations need not wait for writers to go quiet, but in the test
+	 * of that wait. */
+	if (t_ns)
+		mds_ns_set_migrate_quiet(t_ns, 0);
 	nc_fid_root(&t_root);
 	t_osts.os_count = T_NOSTS;
 	for (uint32_t i = 0; i < T_NOSTS; i++)
@@ -1129,6 +1134,259 @@ static void test_size_update(void)
 	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &d, 10, 0, &a), -EISDIR);
 }
 
+/* ---- migration ---- */
+
+/* A MIGRATE request for @fid as @c; the data version from @a and @l. */
+static void t_mig_init(struct nc_migrate_req *mg, const struct nc_cred *c,
+		       const struct nc_fid *fid, uint32_t flags)
+{
+	memset(mg, 0, sizeof(*mg));
+	mg->mg_cred = *c;
+	mg->mg_fid = *fid;
+	mg->mg_flags = flags;
+	mg->mg_tmpl.l_flags = NC_LAYOUT_TEMPLATE;
+	mg->mg_tmpl.l_first_ost = NC_OST_ANY;
+}
+
+static void t_mig_version(struct nc_migrate_req *mg, const struct nc_fid *fid)
+{
+	struct nc_layout l;
+	struct nc_attr a;
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getattr(t_ns, fid, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, fid, &l), 0);
+	mg->mg_gen = l.l_gen;
+	mg->mg_size = a.a_size;
+	mg->mg_mtime = a.a_mtime;
+	mg->mg_ctime = a.a_ctime;
+}
+
+static bool t_layout_uses(const struct nc_layout *l, uint32_t ost)
+{
+	for (uint32_t i = 0; i < l->l_stripe_count; i++)
+		if (l->l_shards[i].ls_ost == ost)
+			return true;
+	return false;
+}
+
+/* The destroy queue record whose objects are named @obj. */
+static int64_t t_destroy_not_before;
+
+static bool t_destroy_has_obj(const struct nc_fid *fid, const struct nc_fid *obj,
+			      struct nc_layout *l)
+{
+	struct mds_destroy_rec rec;
+	uint64_t after = 0;
+
+	while (mds_ns_destroy_next(t_ns, after, &rec) == 0) {
+		if (nc_fid_eq(&rec.dr_fid, fid) &&
+		    nc_fid_eq(nc_layout_obj_fid(&rec.dr_layout, &rec.dr_fid), obj)) {
+			if (l)
+				*l = rec.dr_layout;
+			t_destroy_not_before = rec.dr_not_before;
+			return true;
+		}
+		after = rec.dr_id;
+	}
+	return false;
+}
+
+/* The changelog holds exactly one record, of @type for @fid by @uid. */
+static bool t_changelog_only(uint32_t type, const struct nc_fid *fid, uint32_t uid)
+{
+	struct nc_changelog_rec *r = calloc(8, sizeof(*r));
+	uint64_t last = 0;
+	uint32_t n = 0;
+	bool ok;
+
+	if (!r)
+		return false;
+	ok = mds_ns_changelog_read(t_ns, 0, r, 8, &n, &last) == 0 && n == 1 &&
+	     r[0].cr_type == type && nc_fid_eq(&r[0].cr_fid, fid) && r[0].cr_uid == uid;
+	free(r);
+	return ok;
+}
+
+/* ALLOC lays out objects of their own away from the excluded OSTs; the
+ * swap takes them only at the same data version (-EBUSY otherwise) and
+ * queues the old objects for destruction; the caller needs write
+ * permission. */
+static void test_migrate_swap(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout l0, nl, l, q;
+	struct mds_ost_set set = t_osts;
+	struct nc_attr a;
+	struct nc_fid f, d;
+	uint32_t ex;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_setattr(&t_rootc, &f, NC_SA_UID | NC_SA_GID, 0, 1000, 1000, 0,
+					NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_size_update(t_ns, &f, 100000, NC_SIZE_MTIME, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l0), 0);
+	CU_ASSERT_FALSE(l0.l_flags & NC_LAYOUT_OBJFID);
+	ex = l0.l_shards[0].ls_ost;
+
+	/* Write permission: another user may not; a directory is not moved. */
+	t_mig_init(&mg, &t_other, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), -EACCES);
+	t_mig_init(&mg, &t_user, &d, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), -EISDIR);
+	t_mig_init(&mg, &t_user, &f, NC_MIGRATE_ALLOC | 0x100);
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), -EINVAL);
+
+	/* ALLOC: new objects, named apart, none on the excluded OST. */
+	mds_ost_set_exclude(&set, &ex, 1);
+	CU_ASSERT_EQUAL(set.os_count, T_NOSTS - 1);
+	t_mig_init(&mg, &t_user, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &set, &a, &nl), 0);
+	CU_ASSERT(nl.l_flags & NC_LAYOUT_OBJFID);
+	CU_ASSERT_EQUAL(nl.l_obj.f_seq, NC_MIGRATE_FID_SEQ);
+	CU_ASSERT_FALSE(t_layout_uses(&nl, ex));
+	CU_ASSERT_EQUAL(nl.l_stripe_count, l0.l_stripe_count);
+	CU_ASSERT_EQUAL(nl.l_k, l0.l_k);
+	CU_ASSERT_EQUAL(nl.l_m, l0.l_m);
+	/* ... and the file is as it was. */
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT(memcmp(&l, &l0, sizeof(l)) == 0);
+
+	/* A write after the copy started: the swap is refused, nothing moves. */
+	t_mig_init(&mg, &t_user, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_size_update(t_ns, &f, 200000, NC_SIZE_MTIME, &a), 0);
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EBUSY);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT(memcmp(&l, &l0, sizeof(l)) == 0);
+	CU_ASSERT_FALSE(t_destroy_has(&f, NULL));
+	/* Permission is checked at the swap too. */
+	t_mig_version(&mg, &f);
+	mg.mg_cred = t_other;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EACCES);
+
+	/* At the current version the swap goes through, once; the old
+	 * objects stay for the grace asked for. */
+	mg.mg_cred = t_user;
+	mg.mg_grace = 300;
+	mds_ns_changelog_enable(t_ns, true);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, &a, &l), 0);
+	/* The changelog shows the swap as a layout change. */
+	CU_ASSERT(t_changelog_only(NC_CL_LAYOUT, &f, t_user.c_uid));
+	CU_ASSERT_EQUAL(a.a_size, 200000);
+	CU_ASSERT(a.a_ctime.t_sec > mg.mg_ctime.t_sec ||
+		  (a.a_ctime.t_sec == mg.mg_ctime.t_sec && a.a_ctime.t_nsec >= mg.mg_ctime.t_nsec));
+	CU_ASSERT(l.l_flags & NC_LAYOUT_OBJFID);
+	CU_ASSERT(nc_fid_eq(&l.l_obj, &nl.l_obj));
+	CU_ASSERT_EQUAL(l.l_gen, l0.l_gen + 1);
+	CU_ASSERT_FALSE(t_layout_uses(&l, ex));
+	CU_ASSERT(t_destroy_has_obj(&f, &f, &q));
+	CU_ASSERT(t_destroy_not_before >= (int64_t)time(NULL) + 290);
+	CU_ASSERT_EQUAL(q.l_stripe_count, l0.l_stripe_count);
+	CU_ASSERT(t_layout_uses(&q, ex));
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);
+
+	/* The new layout survives a restart. */
+	t_reopen();
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT(l.l_flags & NC_LAYOUT_OBJFID);
+	CU_ASSERT(nc_fid_eq(&l.l_obj, &nl.l_obj));
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 200000);
+}
+
+/* The geometry: given (2+1 over 3), or kept with fewer data chunks when
+ * the OSTs left cannot hold it; ABORT queues the pending objects; a
+ * pending migration of one file cannot be used for another. */
+static void test_migrate_geometry_abort(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout t, nl, l, q;
+	struct mds_ost_set set = t_osts;
+	uint32_t ex[3] = { 0, 1, 2 };
+	struct nc_fid f, g;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "g", S_IFREG | 0644, &g), 0);
+	memset(&t, 0, sizeof(t));
+	t.l_k = 4;
+	t.l_m = 2;
+	t.l_stripe_count = 6;
+	t.l_first_ost = NC_OST_ANY;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &f, &t, &t_osts, &l), 0);
+	CU_ASSERT_EQUAL_FATAL(l.l_m, 2);
+
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC | NC_MIGRATE_GEOMETRY);
+	mg.mg_tmpl.l_k = 2;
+	mg.mg_tmpl.l_m = 1;
+	mg.mg_tmpl.l_stripe_count = 3;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
+	CU_ASSERT_EQUAL(nl.l_k, 2);
+	CU_ASSERT_EQUAL(nl.l_m, 1);
+	CU_ASSERT_EQUAL(nl.l_stripe_count, 3);
+
+	/* Another file cannot take this file's pending objects. */
+	t_mig_init(&mg, &t_rootc, &g, 0);
+	t_mig_version(&mg, &g);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EINVAL);
+	/* ABORT: the pending objects go to the destroy queue, once. */
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ABORT);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), 0);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl.l_obj, &q));
+	CU_ASSERT_EQUAL(q.l_stripe_count, 3);
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);
+	t_mig_init(&mg, &t_rootc, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);
+
+	/* 4+2 kept on the 5 OSTs left: 3+2. */
+	mds_ost_set_exclude(&set, ex, 3);
+	CU_ASSERT_EQUAL(set.os_count, T_NOSTS - 3);
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &set, NULL, &nl), 0);
+	CU_ASSERT_EQUAL(nl.l_k, 3);
+	CU_ASSERT_EQUAL(nl.l_m, 2);
+	CU_ASSERT_EQUAL(nl.l_stripe_count, 5);
+	for (uint32_t i = 0; i < 3; i++)
+		CU_ASSERT_FALSE(t_layout_uses(&nl, ex[i]));
+}
+
+/* A writer that opened the file (with the old layout) shortly before the
+ * swap could report its bytes after it: the swap waits for quiet. */
+static void test_migrate_quiet(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout nl, l;
+	struct nc_attr a;
+	struct nc_fid f;
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "f", S_IFREG | 0644, &f), 0);
+	mds_ns_set_migrate_quiet(t_ns, 300);
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
+	usleep(400 * 1000);
+	/* A write open, nothing written yet: the data version is the same. */
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_WRITE, &a, &l), 0);
+	t_mig_init(&mg, &t_rootc, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EBUSY);
+	/* A read open does not count. */
+	usleep(400 * 1000);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, &l), 0);
+	rc = mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(l.l_flags & NC_LAYOUT_OBJFID);
+}
+
 static void test_durability(void)
 {
 	struct nc_fid d, f, g;
@@ -1779,6 +2037,9 @@ int main(void)
 		{ "automatic erasure coding", test_layout_auto_ec },
 		{ "setlayout on a file", test_setlayout_file },
 		{ "size updates", test_size_update },
+		{ "migration: alloc, version check, swap", test_migrate_swap },
+		{ "migration: geometry, abort", test_migrate_geometry_abort },
+		{ "migration waits for writers to go quiet", test_migrate_quiet },
 		{ "durability across reopen", test_durability },
 		{ "OST table", test_ost_table },
 		{ "OST deactivate: excluded, kept across re-register and restart",

@@ -61,7 +61,7 @@ class LayoutTest(unittest.TestCase):
         import ctypes
         S = nacre.C_STRUCTS
         want = {"nacre_fid": 16, "nacre_cred": 140, "nacre_stat": 112,
-                "nacre_layout": 592, "nacre_pack_info": 32, "nacre_dirent": 288,
+                "nacre_layout": 608, "nacre_pack_info": 32, "nacre_dirent": 288,
                 "nacre_opts": 56, "nacre_read_req": 40}
         for name, size in want.items():
             self.assertEqual(ctypes.sizeof(S[name]), size, name)
@@ -73,6 +73,7 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(S["nacre_dirent"].name.offset, 32)
         self.assertEqual(S["nacre_layout"].shards.offset, 60)
         self.assertEqual(S["nacre_layout"].pool.offset, 572)
+        self.assertEqual(S["nacre_layout"].obj_fid.offset, 592)
         self.assertEqual(S["nacre_opts"].pack_all.offset, 20)
         self.assertEqual(S["nacre_opts"].keyfile.offset, 40)
         self.assertEqual(S["nacre_read_req"].result.offset, 24)

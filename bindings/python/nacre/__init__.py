@@ -127,6 +127,7 @@ class _nacre_layout(ctypes.Structure):
         ("shard_count", ctypes.c_uint32),
         ("shards", _nacre_shard * MAX_STRIPES),
         ("pool", ctypes.c_char * 16),  # NACRE_POOL_NAME_MAX + 1
+        ("obj_fid", _nacre_fid),
     ]
 
 

@@ -86,6 +86,18 @@ struct ns_inode {
 	char in_target[NC_SYMLINK_MAX + 1];
 };
 
+/* One pack as its record holds it (mds/ns_pack.c). */
+struct ns_pack {
+	uint64_t p_id;
+	struct nc_layout p_layout;
+	uint64_t p_size;
+	uint64_t p_live;
+	uint32_t p_files;
+	uint32_t p_sealed;
+	int64_t p_mtime;
+	int64_t p_emptied;      /* when its last file went (0: in use) */
+};
+
 struct ns_dirent {
 	struct nc_fid d_fid;
 	uint32_t d_mode;        /* S_IFMT bits */
@@ -105,6 +117,9 @@ void ns_cookie_key(const struct nc_fid *f, uint64_t cookie,
 void ns_xdr_version(struct nc_xdr *x);
 void ns_xdr_fid(struct nc_xdr *x, struct nc_fid *f);
 void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l);
+/* The record codecs of inodes and packs (also driven by tests/fuzz). */
+void ns_xdr_inode(struct nc_xdr *x, struct ns_inode *in);
+void ns_xdr_pack(struct nc_xdr *x, struct ns_pack *p);
 void ns_log_corrupt(const char *what, const struct nc_fid *fid);
 void ns_now(struct nc_timespec *t);
 int ns_end(struct mds_txn *txn, int rc);

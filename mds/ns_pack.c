@@ -36,23 +36,12 @@
  * reads the old copy, which is still whole. */
 #define NS_MOVE_GRACE_S 300
 
-struct ns_pack {
-	uint64_t p_id;
-	struct nc_layout p_layout;
-	uint64_t p_size;
-	uint64_t p_live;
-	uint32_t p_files;
-	uint32_t p_sealed;
-	int64_t p_mtime;
-	int64_t p_emptied;      /* when its last file went (0: in use) */
-};
-
 static void ns_pack_key(uint64_t id, uint8_t k[8])
 {
 	ns_put_be64(k, id);
 }
 
-static void ns_xdr_pack(struct nc_xdr *x, struct ns_pack *p)
+void ns_xdr_pack(struct nc_xdr *x, struct ns_pack *p)
 {
 	ns_xdr_version(x);
 	ns_xdr_layout(x, &p->p_layout);

@@ -177,7 +177,7 @@ void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	}
 }
 
-static void ns_xdr_inode(struct nc_xdr *x, struct ns_inode *in)
+void ns_xdr_inode(struct nc_xdr *x, struct ns_inode *in)
 {
 	ns_xdr_version(x);
 	ns_xdr_attr(x, &in->in_attr);

@@ -107,7 +107,7 @@ run_test 2 "the sample option files are accepted" test_2
 
 test_3()
 {
-	local port key="$D/etc/nacre/data.key" size mds oss
+	local port key="$D/etc/nacre/data.key" size mds oss cmd
 
 	port=$(_e2e_free_port 4)
 	# The samples, moved to loopback and to $D.
@@ -124,12 +124,15 @@ test_3()
 	mkdir -p "$D/srv/data"
 	# Started as the units start them (systemd would also give them no
 	# terminal and collect stderr in the journal).
-	eval "$(exec_start nacre-mds@.service data)" > "$D/mds.log" 2>&1 &
+	# Run as the unit's command line itself, so $! is the daemon's pid.
+	read -ra cmd <<< "$(exec_start nacre-mds@.service data)"
+	"${cmd[@]}" > "$D/mds.log" 2>&1 &
 	mds=$!
 	echo "$mds" >> "$PIDF"
 	wait_until 30 test -s "$key"
 	assert_eq "$(stat -c %a "$key")" 600 "mode of the key the first start made"
-	eval "$(exec_start nacre-oss@.service data-oss1)" > "$D/oss.log" 2>&1 &
+	read -ra cmd <<< "$(exec_start nacre-oss@.service data-oss1)"
+	"${cmd[@]}" > "$D/oss.log" 2>&1 &
 	oss=$!
 	echo "$oss" >> "$PIDF"
 	wait_until 30 grep -qs "OST 1 registered" "$D/oss.log"
@@ -146,6 +149,9 @@ test_3()
 	curl -fsS "http://127.0.0.1:$((port + 3))/metrics" | grep -q '^nacre_oss_'
 	fusermount3 -u "$DMNT"
 	kill -0 "$mds" "$oss"
+	# The pids are the daemons themselves (what cleanup stops).
+	grep -q nacre-mds "/proc/$mds/cmdline"
+	grep -q nacre-oss "/proc/$oss/cmdline"
 }
 run_test 3 "a filesystem started as the units start it serves a mount" test_3
 

@@ -32,11 +32,6 @@ static int changelog_parse_seq(const char *s, uint64_t *out)
 	return errno || *end || *out == UINT64_MAX ? -1 : 0;
 }
 
-static void changelog_fid(const struct nacre_fid *f, char *buf)
-{
-	nacre_fid_format(f, buf);
-}
-
 static void changelog_text(const struct nacre_changelog_rec *r)
 {
 	char fid[64], parent[64], sparent[64], when[32];
@@ -44,8 +39,8 @@ static void changelog_text(const struct nacre_changelog_rec *r)
 
 	localtime_r(&r->time.tv_sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	changelog_fid(&r->fid, fid);
-	changelog_fid(&r->parent, parent);
+	nacre_fid_format(&r->fid, fid);
+	nacre_fid_format(&r->parent, parent);
 	printf("%" PRIu64 " %02u%s %s.%09ld %04d.%02d.%02d uid=%u gid=%u t=[%s]", r->seq, r->type,
 	       nacre_changelog_type_name(r->type), when, r->time.tv_nsec, tm.tm_year + 1900,
 	       tm.tm_mon + 1, tm.tm_mday, (unsigned int)r->uid, (unsigned int)r->gid, fid);
@@ -54,7 +49,7 @@ static void changelog_text(const struct nacre_changelog_rec *r)
 	else if (r->name[0])
 		printf(" p=[%s] %s", parent, r->name);
 	if (r->type == NACRE_CL_RENAME) {
-		changelog_fid(&r->sparent, sparent);
+		nacre_fid_format(&r->sparent, sparent);
 		printf(" sp=[%s] %s", sparent, r->sname);
 	}
 	putchar('\n');
@@ -70,17 +65,17 @@ static void changelog_json(struct cli_json *js, const struct nacre_changelog_rec
 	cli_json_kv_u64(js, "uid", r->uid);
 	cli_json_kv_u64(js, "gid", r->gid);
 	cli_json_kv_double(js, "time", (double)r->time.tv_sec + r->time.tv_nsec / 1e9);
-	changelog_fid(&r->fid, buf);
+	nacre_fid_format(&r->fid, buf);
 	cli_json_kv_str(js, "fid", buf);
 	if (r->type == NACRE_CL_XATTR) {
 		cli_json_kv_str(js, "xattr", r->name);
 	} else if (r->name[0]) {
-		changelog_fid(&r->parent, buf);
+		nacre_fid_format(&r->parent, buf);
 		cli_json_kv_str(js, "parent", buf);
 		cli_json_kv_str(js, "name", r->name);
 	}
 	if (r->type == NACRE_CL_RENAME) {
-		changelog_fid(&r->sparent, buf);
+		nacre_fid_format(&r->sparent, buf);
 		cli_json_kv_str(js, "source_parent", buf);
 		cli_json_kv_str(js, "source_name", r->sname);
 	}

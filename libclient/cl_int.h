@@ -287,6 +287,10 @@ int cl_objects_settle(struct nacre_fs *fs, const struct nc_cred *cred, const str
 
 /* A shard flag known only to one request: its I/O failed, skip it. */
 #define CL_SHARD_FAILED 0x80000000u
+/* With CL_SHARD_FAILED: the failure was ENOSPC (the OST is full), so a row
+ * that cannot be written reports ENOSPC rather than EIO. */
+#define CL_SHARD_NOSPC 0x40000000u
+#define CL_SHARD_REQUEST_FLAGS (CL_SHARD_FAILED | CL_SHARD_NOSPC)
 
 /* A read or write of bytes [co_lo, co_lo + co_len) of chunk co_chunk
  * (data chunk < k, parity k + p) of one row. */

@@ -161,6 +161,8 @@ int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 		}
 		chunk_loc(l, row, ops[i].co_chunk, &stripe, &obj_off);
 		l->l_shards[stripe].ls_flags |= CL_SHARD_FAILED;
+		if (ops[i].co_status == -ENOSPC)
+			l->l_shards[stripe].ls_flags |= CL_SHARD_NOSPC;
 	}
 	return rc;
 }
@@ -434,21 +436,39 @@ int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	return rc;
 }
 
+/* Whether chunk @i of @row is on a shard whose OST said it is full. */
+static bool chunk_is_nospc(const struct nc_layout *l, uint64_t row, uint32_t i)
+{
+	uint32_t stripe;
+	uint64_t obj_off;
+
+	chunk_loc(l, row, i, &stripe, &obj_off);
+	return l->l_shards[stripe].ls_flags & CL_SHARD_NOSPC;
+}
+
 /* After the writes of one row: marks stale every shard that failed, or
- * fails with EIO when the row has fewer than k good shards. */
+ * fails when the row has fewer than k good shards: with ENOSPC when a full
+ * OST is among the missing ones (the application is told the filesystem is
+ * full, not that it is broken), else with EIO. */
 static int row_settle(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		      struct nc_layout *l, uint64_t row, const struct cl_chunk_op *ops, int n)
 {
 	uint32_t total = l->l_k + l->l_m, bad = 0;
+	bool nospc = false;
 	int rc;
 
-	for (uint32_t i = 0; i < total; i++)
-		bad += !cl_chunk_usable(l, row, i);
+	for (uint32_t i = 0; i < total; i++) {
+		if (cl_chunk_usable(l, row, i))
+			continue;
+		bad++;
+		nospc |= chunk_is_nospc(l, row, i);
+	}
 	if (bad > l->l_m) {
 		if (fid)
 			nc_warn("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u "
-				"shards unavailable", NC_FID_ARGS(fid), row, bad, total);
-		return -EIO;
+				"shards unavailable%s", NC_FID_ARGS(fid), row, bad, total,
+				nospc ? " (OST full)" : "");
+		return nospc ? -ENOSPC : -EIO;
 	}
 	for (int i = 0; i < n; i++) {
 		uint32_t stripe;
@@ -692,7 +712,7 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		cl_unlock_rows(fs, fid, lock_ost, r0, r1 - r0 + 1);
 	/* Keep the stale marks learnt, not this request's failures. */
 	for (uint32_t s = 0; s < l->l_stripe_count; s++)
-		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_FAILED;
+		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_REQUEST_FLAGS;
 	/* Reads ahead made while the rows changed are suspect. */
 	if (fid)
 		cl_ra_file_changed(fs, fid);

@@ -177,6 +177,18 @@ int mds_ns_batch_end(struct mds_ns *ns);
 /* MDT space (the LMDB map and the disk under it) and inode counts. */
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
 
+/*
+ * The MDT's reserve: the part of the LMDB map kept for changes that free
+ * space (unlink, rmdir, truncation, clearing the changelog), so that a full
+ * MDT can always be emptied.  A sixteenth of the map, at least 4 MiB and at
+ * most 1 GiB, and never more than a quarter of the map.
+ */
+uint64_t mds_ns_reserve(uint64_t map_size);
+/* Whether the map's free bytes are down to the reserve (@free_bytes and
+ * @map_size, when not NULL, get the figures); false when they cannot be
+ * read.  Not to be called inside a batch. */
+bool mds_ns_is_full(struct mds_ns *ns, uint64_t *free_bytes, uint64_t *map_size);
+
 /* The changelog (mds/ns_changelog.c).  Off until enabled; records persist
  * until cleared. */
 void mds_ns_changelog_enable(struct mds_ns *ns, bool on);

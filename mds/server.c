@@ -70,6 +70,7 @@ struct mds_server {
 	char ms_keyfile[4096];          /* the cluster key file, resolved */
 	uint8_t ms_key[NC_AUTH_KEY_LEN];
 	struct mds_metrics *ms_metrics;   /* NULL: no metrics port */
+	bool ms_mdt_full;               /* writer thread only: logged as full */
 };
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
@@ -241,16 +242,66 @@ void mds_server_queue_write(struct mds_server *mds, struct nc_req *req)
 		nc_req_reply_err(req, rc);
 }
 
+/*
+ * Changes that may grow the MDT.  Once the map is down to its reserve
+ * (mds_ns_reserve()) they get ENOSPC; the others (unlink, rmdir, setattr
+ * and size updates, renames, stale marks, clearing the changelog, OST
+ * registration and administration) still run on the reserve, so that a
+ * full MDT can be emptied and files being written can be closed.
+ */
+static bool writer_op_grows(uint16_t opcode)
+{
+	switch (opcode) {
+	case NC_OP_CREATE:
+	case NC_OP_LINK:
+	case NC_OP_SETLAYOUT:
+	case NC_OP_XATTR_SET:
+	case NC_OP_FID_GRANT:
+	case NC_OP_PACK_ALLOC:
+	case NC_OP_PACK_SWITCH:
+	case NC_OP_MIGRATE:
+	case NC_OP_POOL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether the MDT is down to its reserve now; logs each change of state
+ * once. */
+static bool writer_mdt_full(struct mds_server *mds)
+{
+	uint64_t left = 0, map = 0;
+	bool full = mds_ns_is_full(mds->ms_ns, &left, &map);
+
+	if (full && !mds->ms_mdt_full)
+		nc_warn("mds", "MDT is full: %" PRIu64 " of %" PRIu64 " bytes of the map free, "
+			"the reserve for removals is %" PRIu64 "; creates get ENOSPC until files "
+			"are removed (or the MDS restarts with a larger --map-size)", left, map,
+			mds_ns_reserve(map));
+	else if (!full && mds->ms_mdt_full)
+		nc_info("mds", "MDT has room again: %" PRIu64 " of %" PRIu64 " bytes of the "
+			"map free", left, map);
+	mds->ms_mdt_full = full;
+	return full;
+}
+
 /* Runs @n requests in one batch and replies once it is durable. */
 static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
 {
+	bool full = writer_mdt_full(mds);
 	int rc;
 
 	mds_rpc_hold_begin();
 	rc = mds_ns_batch_begin(mds->ms_ns);
 	if (!rc) {
-		for (size_t i = 0; i < n; i++)
-			mds_handle_op(mds, reqs[i]);
+		for (size_t i = 0; i < n; i++) {
+			/* Refused before it runs: nothing to commit or undo. */
+			if (full && writer_op_grows(reqs[i]->rq_hdr.mh_opcode))
+				nc_req_reply_err(reqs[i], -ENOSPC);
+			else
+				mds_handle_op(mds, reqs[i]);
+		}
 		rc = mds_ns_batch_end(mds->ms_ns);
 		if (rc)
 			nc_error("mds", "group commit of %zu requests failed: %s", n, nc_strerror(rc));

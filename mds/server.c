@@ -267,51 +267,83 @@ static bool writer_op_grows(uint16_t opcode)
 	}
 }
 
-/* Whether the MDT is down to its reserve now; logs each change of state
- * once. */
-static bool writer_mdt_full(struct mds_server *mds)
+/* Whether the MDT is down to its reserve now (@left: the map's free
+ * bytes, @map: its size, UINT64_MAX and 0 when they cannot be read); logs
+ * each change of state once. */
+static bool writer_mdt_full(struct mds_server *mds, uint64_t *left, uint64_t *map)
 {
-	uint64_t left = 0, map = 0;
-	bool full = mds_ns_is_full(mds->ms_ns, &left, &map);
+	bool full;
 
+	*left = UINT64_MAX;
+	*map = 0;
+	full = mds_ns_is_full(mds->ms_ns, left, map);
 	if (full && !mds->ms_mdt_full)
 		nc_warn("mds", "MDT is full: %" PRIu64 " of %" PRIu64 " bytes of the map free, "
 			"the reserve for removals is %" PRIu64 "; creates get ENOSPC until files "
-			"are removed (or the MDS restarts with a larger --map-size)", left, map,
-			mds_ns_reserve(map));
+			"are removed (or the MDS restarts with a larger --map-size)", *left, *map,
+			mds_ns_reserve(*map));
 	else if (!full && mds->ms_mdt_full)
 		nc_info("mds", "MDT has room again: %" PRIu64 " of %" PRIu64 " bytes of the "
-			"map free", left, map);
+			"map free", *left, *map);
 	mds->ms_mdt_full = full;
 	return full;
 }
 
-/* Runs @n requests in one batch and replies once it is durable. */
-static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
+/*
+ * A generous bound of what one change adds to the map within a batch (the
+ * pages its nested transaction copies or splits in each table it touches).
+ * A batch takes no more changes than the map has room for, down to half
+ * the reserve, so that its commit always finds the pages it needs: one
+ * change that still finds the map full fails alone with ENOSPC, but a
+ * commit that failed would fail every change of the batch.
+ */
+#define WRITER_OP_BYTES (64u << 10)
+
+/* Runs the first requests of @reqs (@n > 0) in one batch, as many as the
+ * map has room for, and replies once it is durable.  Returns how many it
+ * took. */
+static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, size_t n)
 {
-	bool full = writer_mdt_full(mds);
+	uint64_t left, map, budget;
+	bool full = writer_mdt_full(mds, &left, &map);
+	size_t i = n;
 	int rc;
 
+	budget = left > mds_ns_reserve(map) / 2 ? left - mds_ns_reserve(map) / 2 : 0;
 	mds_rpc_hold_begin();
 	rc = mds_ns_batch_begin(mds->ms_ns);
 	if (!rc) {
-		for (size_t i = 0; i < n; i++) {
+		for (i = 0; i < n; i++) {
+			if (i > 0 && budget < WRITER_OP_BYTES)
+				break;  /* the rest go into the next batch */
 			/* Refused before it runs: nothing to commit or undo. */
-			if (full && writer_op_grows(reqs[i]->rq_hdr.mh_opcode))
+			if (full && writer_op_grows(reqs[i]->rq_hdr.mh_opcode)) {
 				nc_req_reply_err(reqs[i], -ENOSPC);
-			else
-				mds_handle_op(mds, reqs[i]);
+				continue;
+			}
+			mds_handle_op(mds, reqs[i]);
+			budget -= budget < WRITER_OP_BYTES ? budget : WRITER_OP_BYTES;
 		}
 		rc = mds_ns_batch_end(mds->ms_ns);
 		if (rc)
-			nc_error("mds", "group commit of %zu requests failed: %s", n, nc_strerror(rc));
+			nc_error("mds", "group commit of %zu requests failed: %s", i, nc_strerror(rc));
 	} else {
-		for (size_t i = 0; i < n; i++)
+		for (i = 0; i < n; i++)
 			nc_req_reply_err(reqs[i], rc);
 	}
 	mds_rpc_hold_end(rc);
 	/* Unlinks in the batch may have queued objects: they are durable now. */
 	mds_server_kick_destroy(mds);
+	return i;
+}
+
+/* Runs @n requests in as few batches as the map's room allows. */
+static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n)
+		done += writer_batch_some(mds, reqs + done, n - done);
 }
 
 static void *writer_main(void *arg)

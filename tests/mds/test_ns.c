@@ -1805,6 +1805,134 @@ static void test_statfs(void)
 	CU_ASSERT_EQUAL(st2.s_ffree, st.s_files - 2);
 }
 
+
+/* An MDT with a map of T_SMALL_MAP bytes, in place of the test's own. */
+#define T_SMALL_MAP (1ull << 20)
+
+static void t_small_mdt(void)
+{
+	char dir[PATH_MAX + 16];
+
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+	snprintf(dir, sizeof(dir), "%s/small", t_base);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_format(dir, "testfs", t_uuid, T_SMALL_MAP), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_open(dir, T_SMALL_MAP, &t_ns), 0);
+}
+
+static void t_name(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "file-%06d-padded-to-take-some-room-in-the-dirents", i);
+}
+
+static bool t_exists(const char *name)
+{
+	struct nc_attr a;
+
+	return mds_ns_lookup(t_ns, &t_rootc, &t_root, name, &a) == 0;
+}
+
+/*
+ * A full MDT, as the MDS's writer thread drives it: batches of creates run
+ * until mds_ns_is_full() (the reserve is reached, and the server refuses
+ * creates), and every batch commits.  On the reserve, every file can still
+ * be removed, in batches too, after which the MDT has room again.
+ */
+static void test_mdt_full_reserve(void)
+{
+	uint64_t left = 0, map = 0;
+	char name[NC_NAME_MAX + 1];
+	int n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_small_mdt();
+	CU_ASSERT_EQUAL(mds_ns_reserve(T_SMALL_MAP), T_SMALL_MAP / 4);
+	CU_ASSERT_EQUAL(mds_ns_reserve(1ull << 30), 64ull << 20);
+	CU_ASSERT_EQUAL(mds_ns_reserve(64ull << 20), 4ull << 20);
+	CU_ASSERT_EQUAL(mds_ns_reserve(1ull << 40), 1ull << 30);
+	CU_ASSERT_FALSE(mds_ns_is_full(t_ns, NULL, NULL));
+	while (!mds_ns_is_full(t_ns, &left, &map) && n < 100000) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_begin(t_ns), 0);
+		for (int i = 0; i < 64; i++, n++) {
+			t_name(name, sizeof(name), n);
+			CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, name,
+						       S_IFREG | 0644, NULL), 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_end(t_ns), 0);
+	}
+	CU_ASSERT(n > 64 && n < 100000);
+	CU_ASSERT_EQUAL(map, T_SMALL_MAP);
+	CU_ASSERT(left < mds_ns_reserve(map) + 1);
+	/* Everything committed is there, also after a restart. */
+	mds_ns_close(t_ns);
+	{
+		char dir[PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s/small", t_base);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_open(dir, T_SMALL_MAP, &t_ns), 0);
+	}
+	CU_ASSERT_TRUE(mds_ns_is_full(t_ns, NULL, NULL));
+	for (int i = 0; i < n; i += 997) {
+		t_name(name, sizeof(name), i);
+		CU_ASSERT_TRUE(t_exists(name));
+	}
+	/* Removals run on the reserve. */
+	for (int i = 0; i < n;) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_begin(t_ns), 0);
+		for (int j = 0; j < 64 && i < n; j++, i++) {
+			t_name(name, sizeof(name), i);
+			CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, name, false), 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_end(t_ns), 0);
+	}
+	CU_ASSERT_FALSE(mds_ns_is_full(t_ns, NULL, NULL));
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "again", S_IFREG | 0644, NULL), 0);
+	CU_ASSERT_TRUE(t_exists("again"));
+}
+
+/*
+ * Past the reserve, an operation that finds the map full fails alone with
+ * ENOSPC (its nested transaction is undone); the batch either commits,
+ * with the operations that succeeded, or fails as a whole: nothing is ever
+ * reported done that was not committed.
+ */
+static void test_mdt_full_batch(void)
+{
+	char name[NC_NAME_MAX + 1];
+	int n = 0, rc = 0, end;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_small_mdt();
+	CU_ASSERT_EQUAL_FATAL(mds_ns_batch_begin(t_ns), 0);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "first", S_IFREG | 0644, NULL), 0);
+	while (n < 100000) {
+		t_name(name, sizeof(name), n);
+		rc = t_create(&t_rootc, &t_root, name, S_IFREG | 0644, NULL);
+		if (rc)
+			break;
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, -ENOSPC);
+	/* The batch is still usable: a read sees what it wrote. */
+	CU_ASSERT_TRUE(t_exists("first"));
+	end = mds_ns_batch_end(t_ns);
+	CU_ASSERT(end == 0 || end == -ENOSPC);
+	mds_ns_close(t_ns);
+	{
+		char dir[PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s/small", t_base);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_open(dir, T_SMALL_MAP, &t_ns), 0);
+	}
+	CU_ASSERT_EQUAL(t_exists("first"), end == 0);
+	if (n > 0) {
+		t_name(name, sizeof(name), n - 1);
+		CU_ASSERT_EQUAL(t_exists(name), end == 0);
+	}
+	t_name(name, sizeof(name), n);
+	CU_ASSERT_FALSE(t_exists(name));
+}
+
 static void test_corrupt(void)
 {
 	static const uint8_t junk[] = { 0xff, 0xfe, 0x01, 0x02, 0x03 };
@@ -2049,6 +2177,9 @@ int main(void)
 		  test_pool_admin },
 		{ "OST pools restrict new layouts", test_pool_layout },
 		{ "statfs", test_statfs },
+		{ "full MDT: creates up to the reserve, removals on it", test_mdt_full_reserve },
+		{ "full MDT: one operation fails, its batch stays consistent",
+		  test_mdt_full_batch },
 		{ "corrupt records", test_corrupt },
 		{ "concurrent creates", test_concurrent_create },
 		{ "changelog", test_changelog },

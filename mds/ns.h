@@ -32,6 +32,9 @@ struct mds_ost_set {
 	uint32_t os_index[NC_MAX_OSTS];
 	uint32_t os_ndown;
 	uint32_t os_down[NC_MAX_OSTS];
+	/* By OST index: up, but out of space, so listed in os_down (an
+	 * erasure-coded layout may still take it as a stale shard). */
+	bool os_full[NC_MAX_OSTS];
 };
 
 /* One pending object destruction. */

@@ -30,6 +30,7 @@
 struct mds_ost_live {
 	bool ol_known;
 	bool ol_up;
+	bool ol_full;           /* its free space is below ost_full_below() */
 	uint64_t ol_conn;       /* connection that registered it */
 	struct nc_ost_info ol_info;     /* o_state: only NC_OST_INACTIVE */
 };
@@ -71,6 +72,7 @@ struct mds_server {
 	uint8_t ms_key[NC_AUTH_KEY_LEN];
 	struct mds_metrics *ms_metrics;   /* NULL: no metrics port */
 	bool ms_mdt_full;               /* writer thread only: logged as full */
+	struct timespec ms_space_polled;        /* destroy thread: last OST statfs */
 };
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
@@ -96,9 +98,12 @@ void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
 	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
 		const struct mds_ost_live *ol = &mds->ms_osts[i];
 
+		set->os_full[i] = false;
 		if (!ol->ol_known || !mds_ost_is_eligible(&ol->ol_info))
 			continue;
-		if (ol->ol_up)
+		/* A full OST takes no new objects, as if it were down. */
+		set->os_full[i] = ol->ol_up && ol->ol_full;
+		if (ol->ol_up && !ol->ol_full)
 			set->os_index[set->os_count++] = i;
 		else
 			set->os_down[set->os_ndown++] = i;
@@ -464,6 +469,76 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 	return result;
 }
 
+/*
+ * An OST counts as full when its free space is below 2% of its size, at
+ * most 64 MiB: new layouts leave it out (mds_server_ost_set()) until it has
+ * more again.
+ */
+static uint64_t ost_full_below(uint64_t total)
+{
+	uint64_t t = total / 50;
+
+	return t < (64ull << 20) ? t : 64ull << 20;
+}
+
+/* Asks OST @idx at @addr how much space it has; updates and logs its full
+ * state on a change. */
+static void ost_space_check(struct mds_server *mds, uint32_t idx, const char *addr)
+{
+	struct nc_obj_req o = { .or_ost = idx };
+	struct nc_statfs_rep rep = { 0 };
+	struct nc_call call;
+	struct nc_cconn *cc;
+	bool full, was;
+	int rc;
+
+	cc = oss_conn(mds, addr);
+	if (!cc)
+		return;
+	rc = nc_cconn_rpc(cc, NC_OP_OST_STATFS, (nc_xdr_fn)nc_wire_obj_req, &o,
+			  (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);
+	if (rc) {
+		nc_debug("mds", "statfs of OST %u: %s", idx, nc_strerror(rc));
+		return;
+	}
+	nc_call_fini(&call);
+	full = rep.sr_stat.s_avail < ost_full_below(rep.sr_stat.s_total);
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	was = mds->ms_osts[idx].ol_full;
+	mds->ms_osts[idx].ol_full = full;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	if (full && !was)
+		nc_warn("mds", "OST %u is full (%" PRIu64 " of %" PRIu64 " bytes free): new "
+			"files leave it out until space is freed", idx, rep.sr_stat.s_avail,
+			rep.sr_stat.s_total);
+	else if (!full && was)
+		nc_info("mds", "OST %u has room again (%" PRIu64 " of %" PRIu64 " bytes free)",
+			idx, rep.sr_stat.s_avail, rep.sr_stat.s_total);
+}
+
+/* Polls the free space of every OST that is up, at most once a second
+ * (the destroy thread is woken after every batch of changes). */
+static void ost_space_poll(struct mds_server *mds)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - mds->ms_space_polled.tv_sec < 1)
+		return;
+	mds->ms_space_polled = now;
+	for (uint32_t i = 0; i < NC_MAX_OSTS && !mds->ms_stopping; i++) {
+		char addr[NC_ADDR_MAX + 1];
+		bool up;
+
+		pthread_mutex_lock(&mds->ms_ost_lock);
+		up = mds->ms_osts[i].ol_known && mds->ms_osts[i].ol_up;
+		memcpy(addr, mds->ms_osts[i].ol_info.o_addr, sizeof(addr));
+		pthread_mutex_unlock(&mds->ms_ost_lock);
+		if (up)
+			ost_space_check(mds, i, addr);
+	}
+}
+
 static void destroy_pass(struct mds_server *mds)
 {
 	struct mds_destroy_rec *rec = malloc(sizeof(*rec));
@@ -506,6 +581,7 @@ static void *destroy_main(void *arg)
 		mds->ms_kicked = false;
 		pthread_mutex_unlock(&mds->ms_lock);
 		destroy_pass(mds);
+		ost_space_poll(mds);
 		pthread_mutex_lock(&mds->ms_lock);
 		if (mds->ms_stopping || mds->ms_kicked)
 			continue;

@@ -98,6 +98,21 @@ daemons_alive() {
 	done
 }
 
+# How many OSTs the MDS counts as full (its metrics port).
+mds_osts_full() {
+	python3 - "$(status_json | jget "[x['metrics'] for x in d['daemons'] if x['name'] == 'mds'][0]")" <<'PYEOF'
+import sys, urllib.request
+url = "http://" + sys.argv[1].split("://", 1)[-1] + "/metrics"
+for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
+    if line.startswith("nacre_mds_osts_full "):
+        print(int(float(line.split()[1])))
+PYEOF
+}
+
+mds_sees_full() {
+	[ "$(mds_osts_full)" = "$1" ]
+}
+
 # The stale shards of PATH, as OST indexes.
 stale_osts() {
 	"$NACRE" getstripe --json "$1" |
@@ -118,15 +133,24 @@ t_one_full() {
 	local st
 
 	ost_fill 5
+	# Written before the MDS sees OST 5 full: the write there fails with
+	# ENOSPC and the client marks the shard stale.
 	mkdata "$REF/degraded" $((2 * 4 * S)) 3
 	dd if="$REF/degraded" of="$MNT/degraded" bs=1M conv=fsync status=none
 	st=$(stale_osts "$MNT/degraded")
 	assert_eq "$st" "5" "stale shards of a file written with OST 5 full"
+	# Created once the MDS knows: the layout leaves OST 5 out (stale from
+	# the start), and no write goes there.
+	wait_until 60 mds_sees_full 1 || _e2e_assert_failed "the MDS did not see OST 5 full"
+	mkdata "$REF/degraded2" $((4 * S + 99)) 6
+	dd if="$REF/degraded2" of="$MNT/degraded2" bs=1M conv=fsync status=none
+	assert_eq "$(stale_osts "$MNT/degraded2")" "5" "stale shards of a file created with OST 5 full"
 	check_refs
 	rm -f -- "$CDIR/ost/5/fill"
-	timeout 120 "$NACRE" rebuild "$MNT/degraded" >/dev/null
-	st=$(stale_osts "$MNT/degraded")
-	assert_eq "$st" "" "stale shards after the rebuild"
+	wait_until 60 mds_sees_full 0 || _e2e_assert_failed "the MDS did not see OST 5 free"
+	timeout 120 "$NACRE" rebuild "$MNT/degraded" "$MNT/degraded2" >/dev/null
+	assert_eq "$(stale_osts "$MNT/degraded")" "" "stale shards after the rebuild"
+	assert_eq "$(stale_osts "$MNT/degraded2")" "" "stale shards after the rebuild"
 	check_refs
 }
 
@@ -204,6 +228,7 @@ t_free_space() {
 	rm -f -- "$MNT"/filler*
 	wait_until 120 osts_have_room ||
 		_e2e_assert_failed "the OSTs did not get their space back: $(df -k "$CDIR"/ost/*)"
+	wait_until 60 mds_sees_full 0 || _e2e_assert_failed "the MDS still sees full OSTs"
 	mkdata "$REF/after" $((4 * S + 777)) 4
 	dd if="$REF/after" of="$MNT/after" bs=1M conv=fsync status=none
 	assert_eq "$(stale_osts "$MNT/after")" "" "stale shards of a file written after the purge"

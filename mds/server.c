@@ -12,7 +12,13 @@
  * fsync, so requests that change the namespace go to one writer thread,
  * which runs up to MDS_BATCH_MAX queued ones in one transaction (each in a
  * nested transaction of its own, atomic as before), commits once, and only
- * then sends their replies.  Concurrent creates share one fsync.
+ * then sends their replies.  Concurrent creates share one fsync.  A batch
+ * takes no more changes than the LMDB map has room for, and once the map
+ * is down to its reserve (mds_ns_reserve()) changes that grow it get
+ * ENOSPC while removals go on (docs/design.md, "Full OSTs and a full MDT").
+ *
+ * The destroy thread also polls the free space of the OSTs: a full one
+ * gets no new objects, as if it were down.
  */
 #include "config.h"
 

@@ -931,6 +931,18 @@ static void test_layout_auto_ec(void)
 		}
 	}
 	CU_ASSERT_EQUAL(stale, 1);
+
+	/* Only full OSTs left (the MDS lists them with the down ones): a new
+	 * file gets ENOSPC; only down ones: no OST. */
+	memset(&degraded, 0, sizeof(degraded));
+	degraded.os_ndown = 6;
+	for (uint32_t i = 0; i < 6; i++)
+		degraded.os_down[i] = i;
+	strcpy(cq.cq_name, "nothing-up");
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), -NC_E_NOOST);
+	degraded.os_full[3] = true;
+	strcpy(cq.cq_name, "all-full");
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), -ENOSPC);
 }
 
 static void test_layout_inherit(void)

@@ -176,7 +176,7 @@ t_fill_lib() {
 		echo "libnacre is built with the sanitizers: the bindings cannot load it"
 		return 0
 	fi
-	PYTHONPATH=$top_srcdir/bindings/python \
+	PYTHONPATH=${top_srcdir:?}/bindings/python \
 		NACRE_LIBRARY=$NACRE_BIN_DIR/.libs/libnacre.so.0 \
 		timeout 300 python3 - "$MDS_ADDR" "$FSNAME" <<'PYEOF'
 import errno, sys

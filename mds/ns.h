@@ -186,6 +186,12 @@ int mds_ns_changelog_read(struct mds_ns *ns, uint64_t after, struct nc_changelog
 			  uint32_t max, uint32_t *count, uint64_t *last);
 /* Removes the records numbered up to @upto; *@cleared says how many. */
 int mds_ns_changelog_clear(struct mds_ns *ns, uint64_t upto, uint64_t *cleared);
+/* Pending migrations whose ALLOC came before @before (Unix seconds): a
+ * client that died before its swap.  Their new objects go to the destroy
+ * queue and the records are removed; *@expired says how many (at most a
+ * batch per call). */
+int mds_ns_migrate_expire(struct mds_ns *ns, int64_t before, uint64_t *expired);
+
 /*
  * Reply reconstruction (mds/ns_reply.c): the reply of the last change each
  * client sent in each of its reply slots, kept with the change.

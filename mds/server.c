@@ -108,6 +108,10 @@ struct mds_server {
 static void recovery_check(struct mds_server *mds);
 #define MDS_REPLY_GRACE_S 600
 #define MDS_REPLY_SWEEP_S 60
+/* A migration whose client has not swapped (or aborted) a day after its
+ * ALLOC is abandoned (the client died): its new objects are destroyed.
+ * Copies slower than that cannot finish (say so in nacre(1)'s migrate). */
+#define MDS_MIGRATE_EXPIRE_S 86400
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
 {
@@ -380,7 +384,8 @@ static void fault_after_commit(struct mds_server *mds, struct nc_req **reqs, siz
 	}
 }
 
-/* Removes old reply records, at most once a minute, from the writer. */
+/* Removes old reply records and abandoned migrations, at most once a
+ * minute, from the writer. */
 static void replies_sweep(struct mds_server *mds)
 {
 	int64_t now = (int64_t)time(NULL);
@@ -398,6 +403,12 @@ static void replies_sweep(struct mds_server *mds)
 	else if (removed)
 		nc_debug("mds", "removed %" PRIu64 " old reply records", removed);
 	mds_metrics_replay(mds->ms_metrics, 0, removed);
+	rc = mds_ns_migrate_expire(mds->ms_ns, now - MDS_MIGRATE_EXPIRE_S, &removed);
+	if (rc)
+		nc_warn("mds", "expiring abandoned migrations: %s", nc_strerror(rc));
+	else if (removed)
+		nc_warn("mds", "%" PRIu64 " migration(s) abandoned by their client for a day: "
+			"their new objects go to the destroy queue", removed);
 }
 
 /* Runs @n requests in one batch and replies once it is durable. */

@@ -1297,6 +1297,37 @@ static void test_migrate_swap(void)
 	CU_ASSERT_EQUAL(a.a_size, 200000);
 }
 
+/* A migration whose client never swaps expires: its objects go to the
+ * destroy queue and the swap is refused afterwards; newer ones stay. */
+static void test_migrate_expire(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout nl, nl2, l, q;
+	uint64_t n = 99;
+	struct nc_fid f;
+
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "abandoned", S_IFREG | 0644, &f), 0);
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl2), 0);
+	/* Nothing is older than an hour ago. */
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) - 3600, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_FALSE(t_destroy_has_obj(&f, &nl.l_obj, NULL));
+	/* Both are older than a minute from now. */
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) + 60, &n), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl.l_obj, &q));
+	CU_ASSERT_EQUAL(q.l_stripe_count, nl.l_stripe_count);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl2.l_obj, NULL));
+	t_mig_init(&mg, &t_rootc, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) + 60, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+}
+
 /*
  * Reply records: one per (client, slot), found only for the request id
  * they hold, a newer id replaces them, an older one is a stray; they
@@ -2122,6 +2153,7 @@ int main(void)
 		{ "concurrent creates", test_concurrent_create },
 		{ "changelog", test_changelog },
 		{ "reply records", test_reply_records },
+		{ "migration: abandoned ones expire", test_migrate_expire },
 	};
 	unsigned int failures;
 	CU_pSuite suite;

@@ -48,6 +48,8 @@ struct nc_srv_conn {
 	bool sc_refused;        /* auth_refuse() logged why it closes */
 	uint8_t sc_nc[NC_AUTH_NONCE_LEN]; /* the peer's nonce */
 	uint8_t sc_ns[NC_AUTH_NONCE_LEN]; /* ours, new for this connection */
+	bool sc_has_client;     /* NC_FEAT_REPLAY agreed: sc_client is set */
+	uint8_t sc_client[16];
 	bool sc_closed;         /* under srv lock */
 	bool sc_paused;         /* under srv lock: EPOLLIN is off */
 	bool sc_kick;           /* under srv lock: the I/O thread must resume it */
@@ -409,6 +411,12 @@ static int handle_connect(struct nc_srv_conn *c, const uint8_t *body,
 	cp.cp_minor = proto_minor_min(cr.cr_minor);
 	cp.cp_role = srv->s_conf.sc_role;
 	cp.cp_features = cr.cr_features & NC_FEATURES_SUPPORTED;
+	if (!srv->s_conf.sc_replay)
+		cp.cp_features &= ~NC_FEAT_REPLAY;
+	if (cp.cp_features & NC_FEAT_REPLAY) {
+		memcpy(c->sc_client, cr.cr_client, sizeof(c->sc_client));
+		c->sc_has_client = true;
+	}
 	memcpy(cp.cp_uuid, srv->s_conf.sc_uuid, 16);
 	memcpy(c->sc_nc, cr.cr_nonce, NC_AUTH_NONCE_LEN);
 	nc_auth_nonce(c->sc_ns);
@@ -509,6 +517,8 @@ static bool dispatch(struct nc_srv_conn *c)
 	req->rq_hdr = *h;
 	req->rq_peer = c->sc_peer;
 	req->rq_peer_role = c->sc_role;
+	req->rq_has_client = c->sc_has_client;
+	memcpy(req->rq_client, c->sc_client, sizeof(req->rq_client));
 	clock_gettime(CLOCK_MONOTONIC, &sr->sr_start);
 	atomic_fetch_add(&c->sc_refs, 1);
 

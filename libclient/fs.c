@@ -296,6 +296,7 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 	co.co_timeout_ms = fs->fs_timeout_ms;
 	co.co_retry_ms = fs->fs_retry_ms;
 	co.co_key = fs->fs_key;
+	co.co_replay = true; /* the MDS rebuilds replies of resent changes */
 	rc = nc_cconn_new(mds_addr, fsname, &co, &fs->fs_mds);
 	if (rc)
 		goto out_free;

@@ -31,6 +31,7 @@ static const char *const db_table_names[MDS_T_COUNT] = {
 	[MDS_T_PACKFILES] = "packfiles",
 	[MDS_T_CHANGELOG] = "changelog",
 	[MDS_T_POOLS] = "pools",
+	[MDS_T_REPLIES] = "replies",
 };
 
 struct mds_db {

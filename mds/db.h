@@ -26,6 +26,7 @@ enum mds_table {
 	MDS_T_PACKFILES,        /* pack id (BE u64) + fid -> nothing: who uses a pack */
 	MDS_T_CHANGELOG,        /* sequence number (BE u64) -> changelog record */
 	MDS_T_POOLS,            /* OST pool name -> member OST indexes (ns_pool.c) */
+	MDS_T_REPLIES,          /* client uuid + slot -> last reply (ns_reply.c) */
 	MDS_T_COUNT
 };
 

@@ -23,6 +23,7 @@ struct mds_metrics {
 	struct nc_mhttp *mm_http;
 	struct nc_metric *mm_map, *mm_used, *mm_page, *mm_free, *mm_inodes, *mm_destroy;
 	struct nc_metric *mm_up, *mm_down, *mm_full, *mm_marked, *mm_cleared, *mm_errors;
+	struct nc_metric *mm_replayed, *mm_expired;
 };
 
 static void mm_collect(void *arg)
@@ -89,9 +90,14 @@ static int mm_register(struct mds_metrics *mm)
 		"Stale marks cleared (the shard was rebuilt).", NULL);
 	mm->mm_errors = nc_metrics_counter(r, "nacre_mds_metrics_errors_total",
 		"Scrapes that could not read the LMDB figures.", NULL);
+	mm->mm_replayed = nc_metrics_counter(r, "nacre_mds_replies_reconstructed_total",
+		"Resent changes answered from their recorded reply instead of being "
+		"executed twice.", NULL);
+	mm->mm_expired = nc_metrics_counter(r, "nacre_mds_reply_records_expired_total",
+		"Reply records of quiet clients removed.", NULL);
 	if (!mm->mm_map || !mm->mm_used || !mm->mm_page || !mm->mm_free || !mm->mm_inodes ||
 	    !mm->mm_destroy || !mm->mm_up || !mm->mm_down || !mm->mm_full || !mm->mm_marked ||
-	    !mm->mm_cleared || !mm->mm_errors)
+	    !mm->mm_cleared || !mm->mm_errors || !mm->mm_replayed || !mm->mm_expired)
 		return -ENOMEM;
 	return nc_metrics_on_collect(r, mm_collect, mm);
 }
@@ -155,4 +161,12 @@ void mds_metrics_stale(struct mds_metrics *mm, uint64_t marked, uint64_t cleared
 		return;
 	nc_metric_inc(mm->mm_marked, marked);
 	nc_metric_inc(mm->mm_cleared, cleared);
+}
+
+void mds_metrics_replay(struct mds_metrics *mm, uint64_t answered, uint64_t expired)
+{
+	if (!mm)
+		return;
+	nc_metric_inc(mm->mm_replayed, answered);
+	nc_metric_inc(mm->mm_expired, expired);
 }

@@ -201,6 +201,34 @@ int mds_ns_changelog_read(struct mds_ns *ns, uint64_t after, struct nc_changelog
 			  uint32_t max, uint32_t *count, uint64_t *last);
 /* Removes the records numbered up to @upto; *@cleared says how many. */
 int mds_ns_changelog_clear(struct mds_ns *ns, uint64_t upto, uint64_t *cleared);
+/* Pending migrations whose ALLOC came before @before (Unix seconds): a
+ * client that died before its swap.  Their new objects go to the destroy
+ * queue and the records are removed; *@expired says how many (at most a
+ * batch per call). */
+int mds_ns_migrate_expire(struct mds_ns *ns, int64_t before, uint64_t *expired);
+
+/*
+ * Reply reconstruction (mds/ns_reply.c): the reply of the last change each
+ * client sent in each of its reply slots, kept with the change.
+ */
+struct mds_reply_rec {
+	uint64_t rr_seq;        /* the request's id (mh_reqid) */
+	uint16_t rr_opcode;
+	int rr_status;          /* local error of the reply */
+	uint32_t rr_len;        /* body bytes (none with an error) */
+	uint8_t *rr_body;       /* find: malloc'd, the caller frees */
+};
+/* The recorded reply when the slot's last request is @seq (0, *@out
+ * filled); -ENOENT when the slot has none or an older one (execute the
+ * request); -ESTALE when it already has a newer one (a stray copy). */
+int mds_ns_reply_find(struct mds_ns *ns, const uint8_t client[16], uint32_t slot,
+		      uint64_t seq, struct mds_reply_rec *out);
+/* Records @rec as the slot's last reply, in the caller's batch if any. */
+int mds_ns_reply_save(struct mds_ns *ns, const uint8_t client[16], uint32_t slot,
+		      const struct mds_reply_rec *rec);
+/* Removes the records written before @before (Unix seconds). */
+int mds_ns_reply_expire(struct mds_ns *ns, int64_t before, uint64_t *removed);
+
 /* Figures for the metrics port (mds/metrics.c). */
 struct mds_ns_stats {
 	uint64_t ns_map_size;           /* LMDB map, bytes */

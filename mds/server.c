@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/errors.h"
 #include "common/log.h"
@@ -58,6 +59,11 @@ struct mds_server {
 	pthread_mutex_t ms_wq_lock;
 	pthread_cond_t ms_wq_cond;
 	struct nc_reqq ms_wq;
+	/* Recovery (below): changes that lay out new objects wait here, under
+	 * ms_wq_lock, until the OSTs are back or the window closes. */
+	bool ms_recovering;
+	int64_t ms_recovery_end_ms;
+	struct nc_reqq ms_parked;
 	struct mds_ns *ms_ns;
 	struct nc_server *ms_srv;
 	char ms_bound[NC_ADDR_MAX + 1]; /* the addresses listened on */
@@ -79,7 +85,42 @@ struct mds_server {
 	struct mds_metrics *ms_metrics;   /* NULL: no metrics port */
 	bool ms_mdt_full;               /* writer thread only: logged as full */
 	struct timespec ms_space_polled;        /* destroy thread: last OST statfs */
+	/* Reply records (mds/ns_reply.c): when this MDS started and when the
+	 * writer thread next removes old ones (Unix seconds). */
+	int64_t ms_started_s;
+	int64_t ms_sweep_s;
+	/* Fault injection for tests (NACRE_MDS_FAULT, docs/testing.md): the
+	 * MDS dies right after committing a batch holding this opcode, before
+	 * any of its replies leave, ms_fault_left times. */
+	uint16_t ms_fault_op;
+	int ms_fault_left;
 };
+
+/*
+ * A reply record is kept at least MDS_REPLY_KEEP_S after it was written,
+ * and never removed in the first MDS_REPLY_GRACE_S after a start, so a
+ * client still retrying after a long outage finds its record: clients give
+ * up after their retry window (a minute by default), far shorter.
+ */
+#define MDS_REPLY_KEEP_S 3600
+/*
+ * Recovery: after a restart the OSSes take a moment to register again, and
+ * a file created meanwhile would get a layout over the few OSTs already
+ * back (its shards on the others born stale) or none at all (an error for
+ * the application).  So for up to MDS_RECOVERY_MS after a start, requests
+ * that lay out objects wait until every OST the MDT knows (and an
+ * administrator has not deactivated) is up again.  The window is shorter
+ * than a client's request timeout (30 s), so no waiting client gives up.
+ */
+#define MDS_RECOVERY_MS 20000
+
+static void recovery_check(struct mds_server *mds);
+#define MDS_REPLY_GRACE_S 600
+#define MDS_REPLY_SWEEP_S 60
+/* A migration whose client has not swapped (or aborted) a day after its
+ * ALLOC is abandoned (the client died): its new objects are destroyed.
+ * Copies slower than that cannot finish (say so in nacre(1)'s migrate). */
+#define MDS_MIGRATE_EXPIRE_S 86400
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
 {
@@ -170,6 +211,7 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 	ol->ol_up = true;
 	ol->ol_conn = conn_id;
 	pthread_mutex_unlock(&mds->ms_ost_lock);
+	recovery_check(mds);
 	mds_server_kick_destroy(mds);
 	return 0;
 }
@@ -240,17 +282,145 @@ static int load_osts(struct mds_server *mds)
 
 /* ---- the writer thread (group commit) ---- */
 
+/* Requests that may lay out new objects on the OSTs. */
+static bool op_lays_out(uint16_t opcode)
+{
+	return opcode == NC_OP_CREATE || opcode == NC_OP_SETLAYOUT ||
+	       opcode == NC_OP_PACK_ALLOC || opcode == NC_OP_MIGRATE;
+}
+
+/* Every OST the MDT knows and an administrator left active is up. */
+static bool osts_all_back(struct mds_server *mds)
+{
+	bool all = true;
+
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS && all; i++) {
+		const struct mds_ost_live *ol = &mds->ms_osts[i];
+
+		if (ol->ol_known && !(ol->ol_info.o_state & NC_OST_INACTIVE) && !ol->ol_up)
+			all = false;
+	}
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	return all;
+}
+
+/* Ends recovery once the OSTs are back or the window is over, handing
+ * the requests that waited to the writer in their order. */
+static void recovery_check(struct mds_server *mds)
+{
+	bool back, expired;
+	size_t released = 0;
+	struct nc_req *req;
+
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	if (!mds->ms_recovering) {
+		pthread_mutex_unlock(&mds->ms_wq_lock);
+		return;
+	}
+	pthread_mutex_unlock(&mds->ms_wq_lock);
+	back = osts_all_back(mds);
+	expired = nc_now_ms() >= mds->ms_recovery_end_ms;
+	if (!back && !expired)
+		return;
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	if (mds->ms_recovering) {
+		mds->ms_recovering = false;
+		while ((req = nc_reqq_pop(&mds->ms_parked))) {
+			if (nc_reqq_push(&mds->ms_wq, req))
+				nc_req_reply_err(req, -ENOMEM);
+			released++;
+		}
+		pthread_cond_signal(&mds->ms_wq_cond);
+		nc_info("mds", "recovery over: %s; %zu waiting request(s) go on",
+			back ? "every OST is back" : "the window closed with OSTs still down",
+			released);
+	}
+	pthread_mutex_unlock(&mds->ms_wq_lock);
+}
+
 void mds_server_queue_write(struct mds_server *mds, struct nc_req *req)
 {
 	int rc;
 
 	pthread_mutex_lock(&mds->ms_wq_lock);
-	rc = nc_reqq_push(&mds->ms_wq, req);
-	if (!rc)
-		pthread_cond_signal(&mds->ms_wq_cond);
+	if (mds->ms_recovering && op_lays_out(req->rq_hdr.mh_opcode)) {
+		rc = nc_reqq_push(&mds->ms_parked, req);
+	} else {
+		rc = nc_reqq_push(&mds->ms_wq, req);
+		if (!rc)
+			pthread_cond_signal(&mds->ms_wq_cond);
+	}
 	pthread_mutex_unlock(&mds->ms_wq_lock);
 	if (rc)
 		nc_req_reply_err(req, rc);
+}
+
+/* NACRE_MDS_FAULT=crash-after-commit:OPCODE[:N] (tests only). */
+static void fault_parse(struct mds_server *mds)
+{
+	const char *env = getenv("NACRE_MDS_FAULT");
+	char name[32];
+	int count = 1;
+
+	if (!env || !*env)
+		return;
+	if (sscanf(env, "crash-after-commit:%31[A-Z_]:%d", name, &count) < 1 || count < 1) {
+		nc_warn("mds", "NACRE_MDS_FAULT='%s' not understood; ignored", env);
+		return;
+	}
+	for (unsigned int op = 1; op < 256; op++) {
+		if (nc_op_is_known((uint16_t)op) && !strcmp(nc_op_name((uint16_t)op), name)) {
+			mds->ms_fault_op = (uint16_t)op;
+			mds->ms_fault_left = count;
+			nc_warn("mds", "fault injection: the MDS dies after committing %s (%d times)",
+				name, count);
+			return;
+		}
+	}
+	nc_warn("mds", "NACRE_MDS_FAULT: no opcode %s; ignored", name);
+}
+
+/* Dies as a crash would, after the batch is durable and before any reply
+ * of it is sent, when the batch holds the fault's opcode. */
+static void fault_after_commit(struct mds_server *mds, struct nc_req **reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (reqs[i]->rq_hdr.mh_opcode != mds->ms_fault_op)
+			continue;
+		if (--mds->ms_fault_left > 0)
+			return;
+		nc_error("mds", "fault injection: dying after committing %s, before its reply",
+			 nc_op_name(mds->ms_fault_op));
+		_exit(70);
+	}
+}
+
+/* Removes old reply records and abandoned migrations, at most once a
+ * minute, from the writer. */
+static void replies_sweep(struct mds_server *mds)
+{
+	int64_t now = (int64_t)time(NULL);
+	uint64_t removed = 0;
+	int rc;
+
+	if (now < mds->ms_sweep_s)
+		return;
+	mds->ms_sweep_s = now + MDS_REPLY_SWEEP_S;
+	if (now < mds->ms_started_s + MDS_REPLY_GRACE_S)
+		return;
+	rc = mds_ns_reply_expire(mds->ms_ns, now - MDS_REPLY_KEEP_S, &removed);
+	if (rc)
+		nc_warn("mds", "removing old reply records: %s", nc_strerror(rc));
+	else if (removed)
+		nc_debug("mds", "removed %" PRIu64 " old reply records", removed);
+	mds_metrics_replay(mds->ms_metrics, 0, removed);
+	rc = mds_ns_migrate_expire(mds->ms_ns, now - MDS_MIGRATE_EXPIRE_S, &removed);
+	if (rc)
+		nc_warn("mds", "expiring abandoned migrations: %s", nc_strerror(rc));
+	else if (removed)
+		nc_warn("mds", "%" PRIu64 " migration(s) abandoned by their client for a day: "
+			"their new objects go to the destroy queue", removed);
 }
 
 /*
@@ -327,8 +497,11 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 		for (i = 0; i < n; i++) {
 			if (i > 0 && budget < WRITER_OP_BYTES)
 				break;  /* the rest go into the next batch */
-			/* Refused before it runs: nothing to commit or undo. */
-			if (full && writer_op_grows(reqs[i]->rq_hdr.mh_opcode)) {
+			/* Refused before it runs: nothing to commit or undo.  A
+			 * resend is not: it may have been executed before, and
+			 * gets its recorded reply. */
+			if (full && writer_op_grows(reqs[i]->rq_hdr.mh_opcode) &&
+			    !(reqs[i]->rq_hdr.mh_flags & NC_MF_RESEND)) {
 				nc_req_reply_err(reqs[i], -ENOSPC);
 				continue;
 			}
@@ -342,6 +515,8 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 		for (i = 0; i < n; i++)
 			nc_req_reply_err(reqs[i], rc);
 	}
+	if (!rc && mds->ms_fault_left > 0)
+		fault_after_commit(mds, reqs, i);
 	mds_rpc_hold_end(rc);
 	/* Unlinks in the batch may have queued objects: they are durable now. */
 	mds_server_kick_destroy(mds);
@@ -355,6 +530,7 @@ static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
 
 	while (done < n)
 		done += writer_batch_some(mds, reqs + done, n - done);
+	replies_sweep(mds);
 }
 
 static void *writer_main(void *arg)
@@ -586,6 +762,7 @@ static void *destroy_main(void *arg)
 
 		mds->ms_kicked = false;
 		pthread_mutex_unlock(&mds->ms_lock);
+		recovery_check(mds);
 		destroy_pass(mds);
 		ost_space_poll(mds);
 		pthread_mutex_lock(&mds->ms_lock);
@@ -696,6 +873,12 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	rc = load_osts(mds);
 	if (rc)
 		goto out_free;
+	if (!osts_all_back(mds)) {
+		mds->ms_recovering = true;
+		mds->ms_recovery_end_ms = nc_now_ms() + MDS_RECOVERY_MS;
+		nc_info("mds", "recovery: new layouts wait up to %d s for the OSTs to register",
+			MDS_RECOVERY_MS / 1000);
+	}
 	mds_ns_changelog_enable(mds->ms_ns, conf->mc_changelog);
 	if (conf->mc_changelog)
 		nc_info("mds", "changelog on: namespace changes are recorded");
@@ -706,6 +889,9 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	sc.sc_role = NC_ROLE_MDS;
 	sc.sc_threads = conf->mc_threads > 0 ? conf->mc_threads : 8;
 	sc.sc_handler = mds_handle;
+	sc.sc_replay = true;
+	mds->ms_started_s = (int64_t)time(NULL);
+	fault_parse(mds);
 	sc.sc_closed = conn_closed;
 	sc.sc_arg = mds;
 	mds_ns_uuid(mds->ms_ns, sc.sc_uuid);
@@ -832,7 +1018,12 @@ void mds_server_stop(struct mds_server *mds)
 	/* After the service threads: nothing is queued any more; what is
 	 * queued still runs (and its replies go to connections now closed). */
 	if (mds->ms_writer_started) {
+		struct nc_req *req;
+
 		pthread_mutex_lock(&mds->ms_wq_lock);
+		/* Their clients send them again to the next MDS. */
+		while ((req = nc_reqq_pop(&mds->ms_parked)))
+			nc_req_drop(req);
 		mds->ms_writer_stop = true;
 		pthread_cond_broadcast(&mds->ms_wq_cond);
 		pthread_mutex_unlock(&mds->ms_wq_lock);
@@ -852,6 +1043,7 @@ void mds_server_free(struct mds_server *mds)
 		nc_cconn_free(mds->ms_oss[i].oc_conn);
 	mds_ns_close(mds->ms_ns);
 	nc_reqq_fini(&mds->ms_wq);
+	nc_reqq_fini(&mds->ms_parked);
 	pthread_mutex_destroy(&mds->ms_wq_lock);
 	pthread_cond_destroy(&mds->ms_wq_cond);
 	pthread_mutex_destroy(&mds->ms_ost_lock);

@@ -1309,6 +1309,106 @@ static void test_migrate_swap(void)
 	CU_ASSERT_EQUAL(a.a_size, 200000);
 }
 
+/* A migration whose client never swaps expires: its objects go to the
+ * destroy queue and the swap is refused afterwards; newer ones stay. */
+static void test_migrate_expire(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout nl, nl2, l, q;
+	uint64_t n = 99;
+	struct nc_fid f;
+
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "abandoned", S_IFREG | 0644, &f), 0);
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl2), 0);
+	/* Nothing is older than an hour ago. */
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) - 3600, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_FALSE(t_destroy_has_obj(&f, &nl.l_obj, NULL));
+	/* Both are older than a minute from now. */
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) + 60, &n), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl.l_obj, &q));
+	CU_ASSERT_EQUAL(q.l_stripe_count, nl.l_stripe_count);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl2.l_obj, NULL));
+	t_mig_init(&mg, &t_rootc, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) + 60, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+}
+
+/*
+ * Reply records: one per (client, slot), found only for the request id
+ * they hold, a newer id replaces them, an older one is a stray; they
+ * survive a restart, and expiry removes the old ones only.
+ */
+static void test_reply_records(void)
+{
+	static const uint8_t ca[16] = { 1, 2, 3 }, cb[16] = { 9, 8, 7 };
+	uint8_t body[300];
+	struct mds_reply_rec rec = {
+		.rr_seq = 41, .rr_opcode = NC_OP_CREATE, .rr_len = sizeof(body), .rr_body = body,
+	};
+	struct mds_reply_rec got;
+	uint64_t removed = 99;
+
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7 + 1);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 41, &got), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_save(t_ns, ca, 0, &rec), 0);
+	/* An error reply keeps its status and no body. */
+	rec.rr_seq = 7;
+	rec.rr_opcode = NC_OP_UNLINK;
+	rec.rr_status = -ENOTEMPTY;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_save(t_ns, ca, 63, &rec), 0);
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_find(t_ns, ca, 0, 41, &got), 0);
+	CU_ASSERT_EQUAL(got.rr_seq, 41);
+	CU_ASSERT_EQUAL(got.rr_opcode, NC_OP_CREATE);
+	CU_ASSERT_EQUAL(got.rr_status, 0);
+	CU_ASSERT_EQUAL_FATAL(got.rr_len, sizeof(body));
+	CU_ASSERT(memcmp(got.rr_body, body, sizeof(body)) == 0);
+	free(got.rr_body);
+	/* Other ids, slots and clients. */
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 42, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 40, &got), -ESTALE);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 1, 41, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, cb, 0, 41, &got), -ENOENT);
+
+	/* Kept across a restart. */
+	t_reopen();
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_find(t_ns, ca, 63, 7, &got), 0);
+	CU_ASSERT_EQUAL(got.rr_opcode, NC_OP_UNLINK);
+	CU_ASSERT_EQUAL(got.rr_status, -ENOTEMPTY);
+	CU_ASSERT_EQUAL(got.rr_len, 0);
+	CU_ASSERT_PTR_NULL(got.rr_body);
+
+	/* A later request of the slot replaces the record. */
+	rec.rr_seq = 50;
+	rec.rr_opcode = NC_OP_RENAME;
+	rec.rr_status = 0;
+	rec.rr_len = 3;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_save(t_ns, ca, 0, &rec), 0);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 41, &got), -ESTALE);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_find(t_ns, ca, 0, 50, &got), 0);
+	CU_ASSERT_EQUAL(got.rr_len, 3);
+	free(got.rr_body);
+
+	/* Expiry: nothing is older than an hour ago; everything is older
+	 * than a minute from now. */
+	CU_ASSERT_EQUAL(mds_ns_reply_expire(t_ns, (int64_t)time(NULL) - 3600, &removed), 0);
+	CU_ASSERT_EQUAL(removed, 0);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 50, &got), 0);
+	free(got.rr_body);
+	CU_ASSERT_EQUAL(mds_ns_reply_expire(t_ns, (int64_t)time(NULL) + 60, &removed), 0);
+	CU_ASSERT_EQUAL(removed, 2);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 50, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 63, 7, &got), -ENOENT);
+}
+
 /* The geometry: given (2+1 over 3), or kept with fewer data chunks when
  * the OSTs left cannot hold it; ABORT queues the pending objects; a
  * pending migration of one file cannot be used for another. */
@@ -2195,6 +2295,8 @@ int main(void)
 		{ "corrupt records", test_corrupt },
 		{ "concurrent creates", test_concurrent_create },
 		{ "changelog", test_changelog },
+		{ "reply records", test_reply_records },
+		{ "migration: abandoned ones expire", test_migrate_expire },
 	};
 	unsigned int failures;
 	CU_pSuite suite;

@@ -72,10 +72,12 @@ ost_free_kb() {
 	df -k --output=avail -- "$CDIR/ost/$1" | tail -n 1 | tr -d ' '
 }
 
-# Fills OST $1's tmpfs to the last byte with a file of our own.
+# Fills OST $1's tmpfs to the last page with a file of our own.
 ost_fill() {
 	dd if=/dev/zero of="$CDIR/ost/$1/fill" bs=64k status=none 2>/dev/null || true
-	[ "$(ost_free_kb "$1")" -lt 64 ]
+	dd if=/dev/zero of="$CDIR/ost/$1/fill" bs=4k oflag=append conv=notrunc \
+		status=none 2>/dev/null || true
+	[ "$(ost_free_kb "$1")" -lt 4 ]
 }
 
 # All files of the reference directory read back exactly through the mount.
@@ -156,7 +158,7 @@ t_one_full() {
 
 # ---- 3: the whole filesystem full, through the mount
 t_fill_mount() {
-	local rc=0 err
+	local rc=0 err i size
 
 	err=$(timeout 300 dd if=/dev/zero of="$MNT/filler1" bs=1M count=1000 \
 		conv=fsync status=none 2>&1) || rc=$?
@@ -167,6 +169,21 @@ t_fill_mount() {
 		_e2e_assert_failed "dd failed, but not with ENOSPC: $err"
 	assert_errno ENOSPC dd if=/dev/zero of="$MNT/filler1b" bs=1M count=8 conv=fsync \
 		status=none
+	# Every OST full to the last byte: appending to a file written before
+	# fails with ENOSPC (at the write or the fsync), and the file stays as
+	# it was.
+	for ((i = 0; i < OSTS; i++)); do
+		ost_fill "$i"
+	done
+	assert_errno ENOSPC dd if=/dev/urandom of="$MNT/pre1" bs=100000 count=1 \
+		oflag=append conv=notrunc,fsync status=none
+	# A write that failed may have added some of its bytes (as on any
+	# filesystem); those before it are intact, and truncation works on a
+	# full filesystem.
+	size=$(stat -c %s -- "$REF/pre1")
+	[ "$(stat -c %s -- "$MNT/pre1")" -ge "$size" ] || _e2e_assert_failed "pre1 shrank"
+	cmp -n "$size" -- "$REF/pre1" "$MNT/pre1"
+	truncate -s "$size" -- "$MNT/pre1"
 	check_refs
 }
 
@@ -183,9 +200,11 @@ import errno, sys
 import nacre
 
 fs = nacre.Filesystem(sys.argv[1], sys.argv[2])
-f = fs.open("/filler2", "wb")
 buf = b"\x5a" * (1 << 20)
+f = None
 try:
+    # The create itself fails once the MDS sees every OST full.
+    f = fs.open("/filler2", "wb")
     for i in range(1000):
         f.write(buf)
     f.fsync()
@@ -196,6 +215,39 @@ except OSError as e:
     print("libnacre: %s" % e)
 else:
     sys.exit("libnacre wrote 1000 MiB into a full filesystem")
+try:
+    if f:
+        f.close()
+except OSError as e:
+    if e.errno != errno.ENOSPC:
+        sys.exit("libnacre close failed with %s, not ENOSPC" % e)
+fs.close()
+PYEOF
+	# Every OST full to the last byte (test 3): a small write at the end of
+	# a file written before (buffered by libnacre until fsync) fails with
+	# ENOSPC at the write, the fsync or the close, and the file stays as it
+	# was.
+	PYTHONPATH=${top_srcdir:?}/bindings/python \
+		NACRE_LIBRARY=$NACRE_BIN_DIR/.libs/libnacre.so.0 \
+		timeout 300 python3 - "$MDS_ADDR" "$FSNAME" <<'PYEOF'
+import errno, sys
+import nacre
+
+fs = nacre.Filesystem(sys.argv[1], sys.argv[2])
+f = fs.open("/pre2", "r+b")
+step = "write"
+try:
+    f.pwrite(b"\xa5" * 100000, 300000)
+    step = "fsync"
+    f.fsync()
+    step = "close"
+    f.close()
+except OSError as e:
+    if e.errno != errno.ENOSPC:
+        sys.exit("libnacre %s failed with %s, not ENOSPC" % (step, e))
+    print("libnacre %s: %s" % (step, e))
+else:
+    sys.exit("libnacre appended to a file on full OSTs")
 try:
     f.close()
 except OSError as e:
@@ -225,7 +277,12 @@ osts_have_room() {
 
 # ---- 6: deleting files frees the OSTs (destroy queue); writes work again
 t_free_space() {
+	local i
+
 	rm -f -- "$MNT"/filler*
+	for ((i = 0; i < OSTS; i++)); do
+		rm -f -- "$CDIR/ost/$i/fill"
+	done
 	wait_until 120 osts_have_room ||
 		_e2e_assert_failed "the OSTs did not get their space back: $(df -k "$CDIR"/ost/*)"
 	wait_until 60 mds_sees_full 0 || _e2e_assert_failed "the MDS still sees full OSTs"

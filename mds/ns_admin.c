@@ -75,6 +75,8 @@ int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st)
 	memset(st, 0, sizeof(*st));
 	st->s_total = disk_total < map_size ? disk_total : map_size;
 	st->s_free = disk_free < left ? disk_free : left;
+	/* The reserve is for removals (mds_ns_reserve()): not available. */
+	left = left > mds_ns_reserve(map_size) ? left - mds_ns_reserve(map_size) : 0;
 	st->s_avail = disk_avail < left ? disk_avail : left;
 	/* An inode with its entry takes about 512 bytes of the map. */
 	st->s_files = map_size / 512;

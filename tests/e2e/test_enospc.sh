@@ -333,6 +333,10 @@ t_mdt_full() {
 	assert_errno ENOSPC touch "$MNT/many/one-more"
 	assert_errno ENOSPC mkdir "$MNT/many/dir-more"
 	kill -0 "$(cluster_pid mds)" || _e2e_assert_failed "the MDS died"
+	# df shows the MDT with nothing available (the rest is the reserve).
+	assert_eq "$("$NACRE" --json df "$MNT" |
+		jget '[x["avail"] for x in d["targets"] if x["type"] == "mdt"][0]')" 0 \
+		"MDT space available in nacre df"
 	# Every file the MDS said it created is there, also after a restart of
 	# the full MDS, and nothing else.
 	got=$(find "$MNT/many" -type f | wc -l)

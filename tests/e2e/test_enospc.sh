@@ -126,8 +126,14 @@ t_before() {
 	mkdata "$REF/pre1" $((4 * S + 12345)) 1
 	mkdata "$REF/pre2" 300000 2
 	cp "$REF/pre1" "$REF/pre2" "$MNT/"
+	# Plain striping over all six OSTs (no erasure code) in plain/.
+	mkdir "$MNT/plain"
+	"$NACRE" setstripe -E none -c -1 "$MNT/plain"
+	mkdata "$REF.plain1" $((3 * S + 5)) 7
+	cp "$REF.plain1" "$MNT/plain/plain1"
 	sync -f "$MNT/pre1"
 	check_refs
+	cmp_uncached "$REF.plain1" "$MNT/plain/plain1"
 }
 
 # ---- 2: one full OST of six: an erasure-coded write degrades (stale shard)
@@ -169,6 +175,9 @@ t_fill_mount() {
 		_e2e_assert_failed "dd failed, but not with ENOSPC: $err"
 	assert_errno ENOSPC dd if=/dev/zero of="$MNT/filler1b" bs=1M count=8 conv=fsync \
 		status=none
+	assert_errno ENOSPC dd if=/dev/zero of="$MNT/plain/filler1c" bs=1M count=8 \
+		conv=fsync status=none
+	cmp_uncached "$REF.plain1" "$MNT/plain/plain1"
 	# Every OST full to the last byte: appending to a file written before
 	# fails with ENOSPC (at the write or the fsync), and the file stays as
 	# it was.
@@ -265,6 +274,7 @@ t_restart() {
 	oss_stop 0 1 2 3 4 5
 	oss_start 0 1 2 3 4 5
 	retry 60 check_refs
+	cmp_uncached "$REF.plain1" "$MNT/plain/plain1"
 	}
 
 osts_have_room() {
@@ -279,7 +289,7 @@ osts_have_room() {
 t_free_space() {
 	local i
 
-	rm -f -- "$MNT"/filler*
+	rm -f -- "$MNT"/filler* "$MNT"/plain/filler*
 	for ((i = 0; i < OSTS; i++)); do
 		rm -f -- "$CDIR/ost/$i/fill"
 	done

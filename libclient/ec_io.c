@@ -463,12 +463,19 @@ static int row_settle(struct nacre_fs *fs, const struct nc_cred *cred, const str
 		bad++;
 		nospc |= chunk_is_nospc(l, row, i);
 	}
+	if (bad > l->l_m && nospc) {
+		/* The application hears of it; the OSS logs its full OST once,
+		 * so a client filling the filesystem does not log every write. */
+		if (fid)
+			nc_debug("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u "
+				 "shards unavailable (OST full)", NC_FID_ARGS(fid), row, bad, total);
+		return -ENOSPC;
+	}
 	if (bad > l->l_m) {
 		if (fid)
 			nc_warn("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u "
-				"shards unavailable%s", NC_FID_ARGS(fid), row, bad, total,
-				nospc ? " (OST full)" : "");
-		return nospc ? -ENOSPC : -EIO;
+				"shards unavailable", NC_FID_ARGS(fid), row, bad, total);
+		return -EIO;
 	}
 	for (int i = 0; i < n; i++) {
 		uint32_t stripe;

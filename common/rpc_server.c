@@ -28,6 +28,13 @@
 #define SRV_MEM_LIMIT (512ull << 20)
 /* The largest message accepted before CONNECT. */
 #define SRV_PREAUTH_MAX 4096
+/*
+ * How long a thread with a reply waits while another reply to the same
+ * peer cannot leave (its socket is full): a peer that reads nothing for
+ * this long while more replies pile up is not reading, and its connection
+ * is shut down so that the threads waiting on it go back to other work.
+ */
+#define SRV_SEND_STALL_S 5
 
 struct srv_listener {
 	int sl_fd;
@@ -216,6 +223,29 @@ static int msg_iov(const struct nc_msg_hdr *h, uint8_t hb[NC_HDR_LEN], const voi
 	return n;
 }
 
+/*
+ * Takes @c's send lock, waiting at most SRV_SEND_STALL_S for the thread
+ * that holds it.  On a timeout the peer has left a reply unread that long
+ * while others wait: the connection is shut down (the holder's send
+ * returns too) and -ETIMEDOUT returned, so one peer that stops reading
+ * cannot hold every service thread.
+ */
+static int conn_send_lock(struct nc_srv_conn *c)
+{
+	struct timespec deadline;
+
+	if (pthread_mutex_trylock(&c->sc_send_lock) == 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += SRV_SEND_STALL_S;
+	if (pthread_mutex_timedlock(&c->sc_send_lock, &deadline) == 0)
+		return 0;
+	nc_warn(c->sc_srv->s_name, "%s (connection %" PRIu64 "): replies unread for %d s, "
+		"shutting the connection down", c->sc_peer, c->sc_id, SRV_SEND_STALL_S);
+	c->sc_ops->xo_shutdown(c->sc_fd);
+	return -ETIMEDOUT;
+}
+
 static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 		     const void *body, uint32_t blen, const void *bulk,
 		     uint32_t bulklen)
@@ -228,7 +258,9 @@ static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 		iov[n].iov_base = (void *)(uintptr_t)bulk;
 		iov[n++].iov_len = bulklen;
 	}
-	pthread_mutex_lock(&c->sc_send_lock);
+	rc = conn_send_lock(c);
+	if (rc)
+		return rc;
 	rc = c->sc_ops->xo_sendv(c->sc_fd, iov, n);
 	pthread_mutex_unlock(&c->sc_send_lock);
 	return rc;
@@ -328,7 +360,9 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 		return reply_done(req, conn_send_file_copy(c, &h, body, body_len, file_fd,
 							   off, len));
 	n = msg_iov(&h, hb, body, body_len, iov);
-	pthread_mutex_lock(&c->sc_send_lock);
+	rc = conn_send_lock(c);
+	if (rc)
+		return reply_done(req, rc);
 	rc = c->sc_ops->xo_sendfile(c->sc_fd, iov, n, file_fd, off, len);
 	/* Part of a message may have left: the stream is out of step, so
 	 * the peer must see the connection end rather than garbage. */
@@ -465,6 +499,11 @@ static bool dispatch(struct nc_srv_conn *c)
 		nc_warn(srv->s_name, "%s: malformed message: unexpected reply", c->sc_peer);
 		goto drop;
 	}
+	/* After authentication the I/O thread sends nothing: a reply can wait
+	 * on a peer that does not read, and every connection would wait with
+	 * it.  What is answered here goes to the service threads (srv_answer). */
+	if (c->sc_handshaken)
+		goto queue;
 	if (h->mh_opcode == NC_OP_CONNECT) {
 		int rc;
 
@@ -486,7 +525,7 @@ static bool dispatch(struct nc_srv_conn *c)
 		free(sr);
 		return ok;
 	}
-	if (!c->sc_handshaken) {
+	{
 		char why[96];
 
 		snprintf(why, sizeof(why), "%s (opcode %u) before authentication",
@@ -494,17 +533,7 @@ static bool dispatch(struct nc_srv_conn *c)
 		auth_refuse(c, why);
 		goto drop;
 	}
-	if (h->mh_opcode == NC_OP_PING) {
-		reply_hdr_send(c, h, 0, NULL, 0, NULL, 0);
-		free(sr);
-		return true;
-	}
-	if (!nc_op_is_known(h->mh_opcode)) {
-		/* A newer peer: say so and keep the connection. */
-		reply_hdr_send(c, h, -ENOSYS, NULL, 0, NULL, 0);
-		free(sr);
-		return true;
-	}
+queue:
 	req->rq_conn = c;
 	req->rq_hdr = *h;
 	req->rq_peer = c->sc_peer;
@@ -771,6 +800,38 @@ out:
 	return NULL;
 }
 
+/*
+ * Service thread: what the framework answers itself on an authenticated
+ * connection.  True when @req was answered here.
+ */
+static bool srv_answer(struct nc_req *req)
+{
+	struct nc_srv_conn *c = req->rq_conn;
+	uint16_t op = req->rq_hdr.mh_opcode;
+	int status;
+
+	/* Not counted in the request metrics, as before CONNECT. */
+	if (op == NC_OP_PING) {
+		status = 0;
+	} else if (op == NC_OP_CONNECT || op == NC_OP_AUTH) {
+		/* Authenticated once, for the connection's life. */
+		nc_warn(c->sc_srv->s_name, "refused %s (connection %" PRIu64 "): second %s",
+			c->sc_peer, c->sc_id, nc_op_name(op));
+		atomic_fetch_add(&c->sc_refs, 1);
+		reply_done(req, reply_hdr_send(c, &req->rq_hdr, -NC_E_AUTH, NULL, 0, NULL, 0));
+		c->sc_ops->xo_shutdown(c->sc_fd);
+		conn_put(c);
+		return true;
+	} else if (!nc_op_is_known(op)) {
+		/* A newer peer: say so and keep the connection. */
+		status = -ENOSYS;
+	} else {
+		return false;
+	}
+	reply_done(req, reply_hdr_send(c, &req->rq_hdr, status, NULL, 0, NULL, 0));
+	return true;
+}
+
 static void *worker_main(void *arg)
 {
 	struct nc_server *srv = arg;
@@ -787,7 +848,8 @@ static void *worker_main(void *arg)
 		}
 		req = nc_reqq_pop(&srv->s_queue);
 		pthread_mutex_unlock(&srv->s_lock);
-		srv->s_conf.sc_handler(req, srv->s_conf.sc_arg);
+		if (!srv_answer(req))
+			srv->s_conf.sc_handler(req, srv->s_conf.sc_arg);
 	}
 	return NULL;
 }

@@ -60,8 +60,16 @@ def hdr(magic=MAGIC, version=VERSION, opcode=OP_CONNECT, flags=0, status=0,
                     bulk_len)
 
 
-def connect():
-    return socket.create_connection((host, port), timeout=10)
+def connect(rcvbuf=0):
+    """A connection to the daemon; @rcvbuf sets the receive buffer before
+    connecting, so that the window offered stays that small."""
+    if not rcvbuf:
+        return socket.create_connection((host, port), timeout=10)
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(10)
+    s.connect((host, port))
+    return s
 
 
 def send(s, data):
@@ -269,9 +277,9 @@ class Closed(Exception):
 class Session:
     """One connection, authenticated with the cluster key as @role."""
 
-    def __init__(self, key, fsname, role=ROLE_CLIENT):
+    def __init__(self, key, fsname, role=ROLE_CLIENT, rcvbuf=0):
         self.reqid = 100
-        self.s = connect()
+        self.s = connect(rcvbuf)
         self.s.settimeout(REPLY_TIMEOUT)
         nc = os.urandom(32)
         fs = fsname.encode()
@@ -746,8 +754,7 @@ def flood(key, fsname):
     # reply that cannot leave holds no other connection (the I/O thread
     # sends nothing after AUTH; threads waiting on that peer give up after
     # a few seconds and shut it down).
-    hog = Session(key, fsname)
-    hog.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog = Session(key, fsname, rcvbuf=4096)
     batch = b"".join(hdr(opcode=OP_PING, reqid=i) for i in range(1, 20001))
     hog.s.settimeout(2)
     sent, stalls = 0, 0

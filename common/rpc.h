@@ -19,7 +19,7 @@
  *   sends nothing, so a peer that does not read cannot stall it: PING,
  *   unknown opcodes (-ENOSYS) and a second CONNECT or AUTH are answered by
  *   the service threads, which give up waiting on a peer whose replies
- *   have not left for a few seconds and shut its connection down.
+ *   have not moved for 10 s and shut its connection down.
  *
  * Ownership: a struct nc_req handed to the handler is valid until exactly one
  * nc_req_reply() (or nc_req_drop()), which may happen after the handler

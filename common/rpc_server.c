@@ -29,12 +29,12 @@
 /* The largest message accepted before CONNECT. */
 #define SRV_PREAUTH_MAX 4096
 /*
- * How long a thread with a reply waits while another reply to the same
- * peer cannot leave (its socket is full): a peer that reads nothing for
- * this long while more replies pile up is not reading, and its connection
- * is shut down so that the threads waiting on it go back to other work.
+ * How long a thread with a reply waits while no reply to the same peer
+ * has finished leaving (its socket is full): a peer that reads nothing for
+ * this long while more replies wait is not reading, and its connection is
+ * shut down so that the threads waiting on it go back to other work.
  */
-#define SRV_SEND_STALL_S 5
+#define SRV_SEND_STALL_S 10
 
 struct srv_listener {
 	int sl_fd;
@@ -47,6 +47,7 @@ struct nc_srv_conn {
 	const struct nc_xprt_ops *sc_ops;
 	int sc_fd;
 	atomic_int sc_refs;
+	_Atomic int64_t sc_sent_ms;     /* nc_now_ms() when a send last began or ended */
 	uint64_t sc_id;
 	char sc_peer[NC_ADDR_MAX + 1];
 	uint32_t sc_role;
@@ -224,9 +225,9 @@ static int msg_iov(const struct nc_msg_hdr *h, uint8_t hb[NC_HDR_LEN], const voi
 }
 
 /*
- * Takes @c's send lock, waiting at most SRV_SEND_STALL_S for the thread
- * that holds it.  On a timeout the peer has left a reply unread that long
- * while others wait: the connection is shut down (the holder's send
+ * Takes @c's send lock.  While another thread holds it, waits as long as
+ * replies to @c keep leaving; when no send to @c has begun or ended for
+ * SRV_SEND_STALL_S the peer is not reading: the connection is shut down (the holder's send
  * returns too) and -ETIMEDOUT returned, so one peer that stops reading
  * cannot hold every service thread.
  */
@@ -235,15 +236,29 @@ static int conn_send_lock(struct nc_srv_conn *c)
 	struct timespec deadline;
 
 	if (pthread_mutex_trylock(&c->sc_send_lock) == 0)
-		return 0;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += SRV_SEND_STALL_S;
-	if (pthread_mutex_timedlock(&c->sc_send_lock, &deadline) == 0)
-		return 0;
-	nc_warn(c->sc_srv->s_name, "%s (connection %" PRIu64 "): replies unread for %d s, "
+		goto out_locked;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 1;
+		if (pthread_mutex_timedlock(&c->sc_send_lock, &deadline) == 0)
+			goto out_locked;
+		if (nc_now_ms() - atomic_load(&c->sc_sent_ms) >= SRV_SEND_STALL_S * 1000)
+			break;
+	}
+	nc_warn(c->sc_srv->s_name, "%s (connection %" PRIu64 "): no reply left for %d s, "
 		"shutting the connection down", c->sc_peer, c->sc_id, SRV_SEND_STALL_S);
 	c->sc_ops->xo_shutdown(c->sc_fd);
 	return -ETIMEDOUT;
+out_locked:
+	atomic_store(&c->sc_sent_ms, nc_now_ms());
+	return 0;
+}
+
+/* Releases @c's send lock after a send that ended (well or not). */
+static void conn_send_unlock(struct nc_srv_conn *c)
+{
+	atomic_store(&c->sc_sent_ms, nc_now_ms());
+	pthread_mutex_unlock(&c->sc_send_lock);
 }
 
 static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
@@ -262,7 +277,7 @@ static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 	if (rc)
 		return rc;
 	rc = c->sc_ops->xo_sendv(c->sc_fd, iov, n);
-	pthread_mutex_unlock(&c->sc_send_lock);
+	conn_send_unlock(c);
 	return rc;
 }
 
@@ -368,7 +383,7 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 	 * the peer must see the connection end rather than garbage. */
 	if (rc)
 		c->sc_ops->xo_shutdown(c->sc_fd);
-	pthread_mutex_unlock(&c->sc_send_lock);
+	conn_send_unlock(c);
 	return reply_done(req, rc);
 }
 
@@ -718,6 +733,7 @@ static void accept_one(struct nc_server *srv, struct srv_listener *l)
 	c->sc_ops = l->sl_ops;
 	c->sc_fd = fd;
 	atomic_init(&c->sc_refs, 1);
+	atomic_init(&c->sc_sent_ms, nc_now_ms());
 	snprintf(c->sc_peer, sizeof(c->sc_peer), "%s", peer);
 	pthread_mutex_init(&c->sc_send_lock, NULL);
 	pthread_mutex_lock(&srv->s_lock);

@@ -3,7 +3,7 @@
 
 usage: fuzz.py cases|burst HOST PORT
        fuzz.py auth HOST PORT KEYFILE FSNAME WIRE_H [SEED]
-       fuzz.py flood HOST PORT KEYFILE FSNAME
+       fuzz.py flood HOST PORT KEYFILE FSNAME [hog]
 
 cases and burst attack before authentication: everything there must be
 refused at once.  auth and flood first complete the real handshake with
@@ -713,10 +713,10 @@ def auth_attack(key, fsname, wire_h, seed):
         failures.append("not one error reply: the garbage never reached a handler")
 
 
-def flood(key, fsname):
+def flood(key, fsname, hog_too):
     """Many small valid requests on one connection: all answered, in
-    bounded memory; then the same without reading the replies, while
-    another connection must still be served."""
+    bounded memory; then (@hog_too) the same without reading the replies,
+    while another connection must still be served."""
     t0 = time.monotonic()
     n = 20000
     get_root = cred() + ROOT + u32(0)
@@ -753,7 +753,9 @@ def flood(key, fsname):
     # daemon must stop reading it and go on serving everyone else: a
     # reply that cannot leave holds no other connection (the I/O thread
     # sends nothing after AUTH; threads waiting on that peer give up after
-    # a few seconds and shut it down).
+    # 10 s without a reply leaving and shut it down).
+    if not hog_too:
+        return
     hog = Session(key, fsname, rcvbuf=4096)
     batch = b"".join(hdr(opcode=OP_PING, reqid=i) for i in range(1, 20001))
     hog.s.settimeout(2)
@@ -790,7 +792,7 @@ try:
         auth_attack(load_key(sys.argv[4]), sys.argv[5], sys.argv[6],
                     int(sys.argv[7]) if len(sys.argv) > 7 else port)
     elif mode == "flood":
-        flood(load_key(sys.argv[4]), sys.argv[5])
+        flood(load_key(sys.argv[4]), sys.argv[5], sys.argv[6:7] == ["hog"])
     else:
         failures.append("unknown mode " + mode)
 except (OSError, RuntimeError, Closed) as e:

@@ -209,10 +209,16 @@ run_test 5 "after authentication: every opcode garbled, absurd values, to every 
 
 test_6()
 {
-	local name host port
+	local name host port hog
 	while read -r name _ host port; do
-		echo "flood on $name at $host:$port"
-		python3 "$FUZZ" flood "$host" "$port" "$NACRE_KEYFILE" "$FSNAME"
+		# The peer that never reads costs ~10 s a daemon (the server's
+		# stall limit); the MDS and one OSS run the same RPC server code.
+		hog=""
+		if [ "$name" = mds ] || [ "$name" = oss0 ]; then
+			hog=hog
+		fi
+		echo "flood on $name at $host:$port${hog:+, and a peer that never reads}"
+		python3 "$FUZZ" flood "$host" "$port" "$NACRE_KEYFILE" "$FSNAME" $hog
 		all_alive
 	done < "$WORK/daemons"
 }

@@ -599,6 +599,8 @@ def random_body(r):
 
 def auth_attack(key, fsname, wire_h, seed):
     r = random.Random(seed)
+    # The same seed (the port, unless given) replays the same requests.
+    print("auth attack, seed %d" % seed)
     ops = opcodes(wire_h)
     at = Attack(key, fsname)
     t0 = time.monotonic()

@@ -15,7 +15,11 @@
  *   peer's proof that it holds the cluster key (common/auth.h), answered
  *   with the server's own proof.  Until AUTH succeeds nothing else is
  *   served: any other request, a bad proof or a second AUTH gets an AUTH
- *   error reply and the connection is closed.
+ *   error reply and the connection is closed.  After AUTH the I/O thread
+ *   sends nothing, so a peer that does not read cannot stall it: PING,
+ *   unknown opcodes (-ENOSYS) and a second CONNECT or AUTH are answered by
+ *   the service threads, which give up waiting on a peer whose replies
+ *   have not moved for 10 s and shut its connection down.
  *
  * Ownership: a struct nc_req handed to the handler is valid until exactly one
  * nc_req_reply() (or nc_req_drop()), which may happen after the handler

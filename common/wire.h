@@ -368,6 +368,9 @@ struct nc_create_req {
 #define NC_CREATE_EXCL 0x1u
 #define NC_CREATE_FID 0x2u
 #define NC_CREATE_PACKED 0x4u
+/* Every flag CREATE knows; the MDS refuses others (-EINVAL) rather than
+ * ignore what a peer asked for. */
+#define NC_CREATE_FLAGS (NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED)
 
 /* SETATTR. */
 struct nc_setattr_req {

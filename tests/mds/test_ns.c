@@ -2253,6 +2253,35 @@ static void test_changelog(void)
 	free(r);
 }
 
+/* What a peer may put in a CREATE that no client sends: unknown flags and
+ * an unknown file type are refused and leave no entry behind. */
+static void test_create_refuses_unknown(void)
+{
+	static const uint32_t bad_flags[] = { 0x8u, 0x80000000u, ~NC_CREATE_FLAGS };
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	strcpy(cq.cq_name, "odd");
+	cq.cq_mode = S_IFREG | 0644;
+	for (size_t i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
+		cq.cq_flags = bad_flags[i] | NC_CREATE_EXCL;
+		CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	}
+	cq.cq_flags = NC_CREATE_EXCL;
+	cq.cq_mode = S_IFMT | 0644;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "odd", &a), -ENOENT);
+	/* The known flags still work. */
+	cq.cq_mode = S_IFREG | 0644;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "odd", &a), 0);
+}
+
 int main(void)
 {
 	static const struct {
@@ -2261,6 +2290,7 @@ int main(void)
 	} tests[] = {
 		{ "format and open", test_format_open },
 		{ "create, lookup, getattr", test_create_lookup_getattr },
+		{ "create refuses unknown flags and types", test_create_refuses_unknown },
 		{ "mkdir nlink accounting", test_mkdir_nlink },
 		{ "unlink and rmdir errors", test_unlink_errors },
 		{ "rename over a file", test_rename_over_file },

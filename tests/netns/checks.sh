@@ -408,6 +408,31 @@ test_8() {
 }
 run_test 8 "degraded reads with OSS hosts cut off the network, then back" test_8
 
+# A host that vanishes sends no reset: its idle connection to the MDS ends
+# by TCP keepalive (about 30 s), and the MDS lists its OSTs down; they come
+# back up when the host does.
+test_10_gone() {
+	[ "$(osts_up)" = "0 1 2 3" ]
+}
+
+test_10_back() {
+	[ "$(osts_up)" = "0 1 2 3 4 5" ]
+}
+
+test_10() {
+	local t=$SECONDS
+	cut oss3
+	if ! wait_until 90 test_10_gone; then
+		restore oss3
+		_e2e_assert_failed "the MDS still lists OSS host 3's OSTs: $(osts_up)"
+	fi
+	echo "   the MDS listed OSTs 4 and 5 down after $((SECONDS - t)) s"
+	restore oss3
+	wait_until 90 test_10_back || _e2e_assert_failed "OSTs up after the host returned: $(osts_up)"
+	echo "   and up again $((SECONDS - t)) s after the cut"
+}
+run_test 10 "a vanished OSS host's OSTs go down at the MDS and come back" test_10
+
 test_9() {
 	local pid k name
 	while read -r pid k name; do

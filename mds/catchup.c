@@ -201,7 +201,7 @@ static int64_t cu_pass(struct mds_catchup *cu, const bool *mask)
 	cu_ost_names(mask, names, sizeof(names));
 	if (done || failed || rc)
 		nc_info("mds", "catch-up of OST %s: %" PRIu64 " file%s rebuilt, %" PRIu64
-			" stale mark%s cleared, %" PRIu64 " left to retry in %.1f s%s%s", names,
+			" stale mark%s cleared, %" PRIu64 " left to retry (%.1f s)%s%s", names,
 			done, done == 1 ? "" : "s", shards, shards == 1 ? "" : "s", failed,
 			(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 			rc ? "; stopped: " : "", rc ? nacre_strerror(rc) : "");

@@ -3,7 +3,7 @@
 #
 # Load for the fault suites (test_oss_io_restart.sh, test_crash_loop.sh).
 #
-#   io_load.py write posix|nacre DIR JOURNAL ID STOPFILE [--rewrite]
+#   io_load.py write posix|nacre DIR JOURNAL ID STOPFILE [--rewrite] [--pace S]
 #       Writes files DIR/wID-N of varied sizes, each from a seeded generator
 #       (content recomputable from the journal), fsyncs and closes them, and
 #       only then appends "NAME SIZE SEED SHA256" to JOURNAL (fsynced).  A
@@ -11,7 +11,9 @@
 #       posix goes through a mount; nacre through libnacre (the Python
 #       bindings; DIR is then a path inside the filesystem, and NACRE_MDS
 #       and NACRE_FSNAME name it).  Errors are counted in JOURNAL.err, one
-#       line each; the writer goes on until STOPFILE exists.
+#       line each; the writer goes on until STOPFILE exists.  --rewrite
+#       overwrites one of its files every third time; --pace S pauses S
+#       seconds after each file.
 #   io_load.py read JOURNAL ROOT STOPFILE
 #       Reads every journaled file under ROOT with O_DIRECT, again and again,
 #       until STOPFILE exists, and checks each one's sha256; a mismatch or a
@@ -74,6 +76,8 @@ def write_nacre(fs, path, data):
 def writer(argv):
     mode, d, journal, wid, stop = argv[:5]
     rewrite = "--rewrite" in argv
+    # --pace SECONDS: a pause after each file, to bound how many there are.
+    pace = float(argv[argv.index("--pace") + 1]) if "--pace" in argv else 0.0
     rnd = random.Random("%s-%d" % (wid, os.getpid()))
     signal.signal(signal.SIGALRM, on_alarm)
     fs = None
@@ -116,6 +120,8 @@ def writer(argv):
         jappend(journal, "%s %d %d %s" % (name, size, seed, hashlib.sha256(data).hexdigest()))
         if name not in done:
             done.append(name)
+        if pace:
+            time.sleep(pace)
     if fs is not None:
         fs.close()
 

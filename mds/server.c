@@ -140,8 +140,9 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 			mds_metrics_stale(mds->ms_metrics, marked, 0);
 		if (!rc)
 			nc_warn("mds", "OST %u was replaced (new uuid): %" PRIu64 " files have "
-				"stale shards there; run nacre rebuild --ost %u", ost->o_index,
-				marked, ost->o_index);
+				"stale shards there; %s nacre rebuild --ost %u", ost->o_index,
+				marked, mds->ms_catchup ? "the catch-up rebuilds them, or" : "run",
+				ost->o_index);
 	} else {
 		rc = mds_ns_ost_register(mds->ms_ns, ost);
 	}

@@ -106,14 +106,16 @@ chaos()
 test_1()
 {
 	local d=$WORK/load stop=$WORK/load/stop w rc=0 hung=0 errs=0 f json
-	local -a pids=()
+	local -a pids=() opts
 	mkdir -p "$d" "$MNT/crash"
+	# shellcheck disable=SC2064 # the path is that of this run
 	trap "touch '$stop'" EXIT
 
 	for w in m1 m2 m3; do
+		opts=(--pace "$PACE")
+		[ "$w" != m1 ] || opts+=(--rewrite)
 		timeout -k 10 $((CHAOS + WRITER_GRACE)) \
-			python3 "$LOAD" write posix "$MNT/crash" "$d/j.$w" "$w" "$stop" \
-			--pace "$PACE" $([ "$w" = m1 ] && echo --rewrite) &
+			python3 "$LOAD" write posix "$MNT/crash" "$d/j.$w" "$w" "$stop" "${opts[@]}" &
 		pids+=("$!")
 	done
 	if [ "$NACRE_WRITER" = 1 ]; then
@@ -127,7 +129,9 @@ test_1()
 		wait "$w" || { f=$?; [ "$f" -lt 124 ] || hung=$((hung + 1)); }
 	done
 	echo "kills: $(wc -l < "$WORK/kills") ($(cut -d' ' -f3 "$WORK/kills" | sort | uniq -c | tr -s ' \n' ' '))"
-	cat "$d"/j.m? $([ "$NACRE_WRITER" = 0 ] || echo "$d/j.n1") > "$d/all"
+	local -a js=("$d"/j.m?)
+	[ "$NACRE_WRITER" = 0 ] || js+=("$d/j.n1")
+	cat "${js[@]}" > "$d/all"
 	for f in "$d"/j.*.err; do
 		[ -e "$f" ] || continue
 		errs=$((errs + $(wc -l < "$f")))

@@ -24,7 +24,7 @@ WORK=$(mktemp -d "$CDIR/e2e-iorestart.XXXXXX")
 LOAD=$E2E_LIB_DIR/io_load.py
 # The OSS taken down, and the two stopped afterwards to need its shards.
 VICTIM=2
-OTHERS="3 4"
+OTHERS=(3 4)
 # Generous: a loaded machine (or a sanitizer build) is slow.
 CATCHUP_WAIT=180
 # Writes each writer must complete while the OSS is down.
@@ -142,6 +142,7 @@ io_run()
 	local d=$WORK/$run stop=$WORK/$run/stop
 	mkdir -p "$d" "$MNT/$run"
 	# However this ends, the load stops.
+	# shellcheck disable=SC2064 # the paths are those of this run
 	trap "touch '$d/seed.stop' '$stop'" EXIT
 
 	# Files the reader verifies: written before the fault.
@@ -194,7 +195,9 @@ io_run()
 		_e2e_assert_failed "the applications saw errors ($f)"
 	done
 	# Every file journaled so far, whoever wrote it, in one journal.
-	cat "$d"/j.seed "$d"/j.m1 "$d"/j.m2 $([ "$NACRE_WRITER" = 0 ] || echo "$d/j.n1") > "$d/all"
+	local -a js=("$d"/j.seed "$d"/j.m1 "$d"/j.m2)
+	[ "$NACRE_WRITER" = 0 ] || js+=("$d/j.n1")
+	cat "${js[@]}" > "$d/all"
 
 	if ! wait_until "$CATCHUP_WAIT" no_stale "$MNT/$run"; then
 		grep -h catch-up "$CDIR/log/mds.log" >&2 || true
@@ -207,12 +210,12 @@ io_run()
 	python3 "$LOAD" verify "$d/all" "$MNT/$run"
 
 	# The caught-up OST's shards are needed with two others down.
-	oss_stop $OTHERS
+	oss_stop "${OTHERS[@]}"
 	rc=0
 	drop_caches || true
 	python3 "$LOAD" verify "$d/all" "$MNT/$run" || rc=1
-	oss_start $OTHERS
-	assert_eq "$rc" 0 "files read back with OSS $OTHERS down"
+	oss_start "${OTHERS[@]}"
+	assert_eq "$rc" 0 "files read back with OSS ${OTHERS[*]} down"
 }
 
 test_1()

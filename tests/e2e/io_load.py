@@ -18,6 +18,10 @@
 #       Reads every journaled file under ROOT with O_DIRECT, again and again,
 #       until STOPFILE exists, and checks each one's sha256; a mismatch or a
 #       read error is a line in JOURNAL.readerr.  Prints the rounds done.
+#   io_load.py patch REF FILE SEED STOPFILE
+#       Writes seeded random bytes at random offsets of FILE (on a mount)
+#       and of REF (a local copy), fsyncing FILE after each, until STOPFILE
+#       exists and at least 5 patches are done; prints how many.
 #   io_load.py verify JOURNAL ROOT
 #       Checks every journaled file once (the last entry of each name);
 #       prints "N files ok" or the first mismatches, exit status 1.
@@ -192,6 +196,28 @@ def verify(argv):
     return 0
 
 
+def patch(argv):
+    ref, path, seed, stop = argv[:4]
+    rnd = random.Random(int(seed))
+    size = os.path.getsize(ref)
+    n = 0
+    fd = os.open(path, os.O_WRONLY)
+    rfd = os.open(ref, os.O_WRONLY)
+    try:
+        while n < 5 or not os.path.exists(stop):
+            ln = rnd.randrange(1, 3 << 20)
+            off = rnd.randrange(0, size - ln)
+            data = rnd.randbytes(ln)
+            os.pwrite(fd, data, off)
+            os.fsync(fd)
+            os.pwrite(rfd, data, off)
+            n += 1
+    finally:
+        os.close(fd)
+        os.close(rfd)
+    print(n)
+
+
 def main():
     cmd, argv = sys.argv[1], sys.argv[2:]
     if cmd == "write":
@@ -199,6 +225,9 @@ def main():
         return 0
     if cmd == "read":
         reader(argv)
+        return 0
+    if cmd == "patch":
+        patch(argv)
         return 0
     return verify(argv)
 

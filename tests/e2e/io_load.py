@@ -21,7 +21,7 @@
 #   io_load.py patch REF FILE SEED STOPFILE
 #       Writes seeded random bytes at random offsets of FILE (on a mount)
 #       and of REF (a local copy), fsyncing FILE after each, until STOPFILE
-#       exists and at least 5 patches are done; prints how many.
+#       exists, then five more; prints how many.
 #   io_load.py verify JOURNAL ROOT
 #       Checks every journaled file once (the last entry of each name);
 #       prints "N files ok" or the first mismatches, exit status 1.
@@ -204,7 +204,10 @@ def patch(argv):
     fd = os.open(path, os.O_WRONLY)
     rfd = os.open(ref, os.O_WRONLY)
     try:
-        while n < 5 or not os.path.exists(stop):
+        after = 0
+        while after < 5:
+            if os.path.exists(stop):
+                after += 1  # five more once asked to stop
             ln = rnd.randrange(1, 3 << 20)
             off = rnd.randrange(0, size - ln)
             data = rnd.randbytes(ln)

@@ -15,7 +15,11 @@
  *   peer's proof that it holds the cluster key (common/auth.h), answered
  *   with the server's own proof.  Until AUTH succeeds nothing else is
  *   served: any other request, a bad proof or a second AUTH gets an AUTH
- *   error reply and the connection is closed.
+ *   error reply and the connection is closed.  After AUTH the I/O thread
+ *   sends nothing, so a peer that does not read cannot stall it: PING,
+ *   unknown opcodes (-ENOSYS) and a second CONNECT or AUTH are answered by
+ *   the service threads, which give up waiting on a peer whose replies
+ *   have not moved for 10 s and shut its connection down.
  *
  * Ownership: a struct nc_req handed to the handler is valid until exactly one
  * nc_req_reply() (or nc_req_drop()), which may happen after the handler
@@ -47,6 +51,10 @@ struct nc_req {
 				 * it starts on a 4096-byte boundary */
 	const char *rq_peer;    /* "tcp://1.2.3.4:5678" of the requester */
 	uint32_t rq_peer_role;  /* enum nc_peer_role from CONNECT */
+	/* The client's uuid from CONNECT, when it asked for reply
+	 * reconstruction (NC_FEAT_REPLAY) and this server offers it. */
+	bool rq_has_client;
+	uint8_t rq_client[16];
 };
 
 typedef void (*nc_handler_fn)(struct nc_req *req, void *arg);
@@ -61,6 +69,9 @@ struct nc_server_conf {
 	/* The cluster key, NC_AUTH_KEY_LEN bytes (copied); required. */
 	const uint8_t *sc_key;
 	int sc_threads;                 /* service threads, >= 1 */
+	/* The handler reconstructs replies of resent requests (the MDS):
+	 * NC_FEAT_REPLAY is offered and requests carry the client's uuid. */
+	bool sc_replay;
 	nc_handler_fn sc_handler;
 	nc_conn_closed_fn sc_closed;
 	void *sc_arg;
@@ -181,6 +192,9 @@ struct nc_call {
 	uint32_t c_rep_body_len;
 	uint32_t c_rep_bulk_len;        /* bytes placed in c_bulk_dst */
 	/* private */
+	int c_slot;                     /* reply slot + 1, 0: none */
+	bool c_resend;                  /* send again with the same reqid */
+	bool c_replay;                  /* sent where replies are rebuilt */
 	uint64_t c_reqid;
 	int64_t c_deadline_ms;
 	struct nc_call *c_next;
@@ -201,6 +215,12 @@ struct nc_cconn_opts {
 	 * required.  A server that refuses it fails calls with -NC_E_AUTH,
 	 * which is never retried. */
 	const uint8_t *co_key;
+	/* Reply reconstruction (the MDS): non-idempotent calls through
+	 * nc_cconn_call() take one of NC_REPLAY_SLOTS reply slots and, when
+	 * the server offers NC_FEAT_REPLAY, are sent again after a lost
+	 * connection; the server answers a request it already executed from
+	 * its record instead of executing it twice. */
+	bool co_replay;
 };
 
 /* Creates a connection object; connects lazily on first use.  @addr may
@@ -232,7 +252,8 @@ int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call);
 /*
  * Synchronous call with retries: resubmits while the server is unreachable
  * (for up to co_retry_ms), and after a lost connection when the request was
- * never sent or its opcode is idempotent.  Returns c_status.
+ * never sent, its opcode is idempotent, or it holds a reply slot at a
+ * server that reconstructs replies (co_replay).  Returns c_status.
  */
 int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call);
 

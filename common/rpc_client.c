@@ -50,6 +50,12 @@ struct nc_cconn {
 	uint64_t cc_next_reqid;
 	uint8_t cc_uuid[16];
 	uint8_t cc_key[NC_AUTH_KEY_LEN];
+	/* Reply reconstruction (co_replay): this client's uuid at the server,
+	 * whether the connection now offers it, and the reply slots in use. */
+	uint8_t cc_client[16];
+	bool cc_replay_ok;
+	uint64_t cc_slots_busy;         /* bit i: slot i, under cc_lock */
+	pthread_cond_t cc_slot_cond;
 	struct nc_call *cc_pending[CC_BUCKETS];
 	int cc_npending;
 };
@@ -462,6 +468,10 @@ static int cc_handshake(struct nc_cconn *cc, int fd, struct nc_connect_rep *cp)
 	cr.cr_minor = NC_PROTO_MINOR;
 	cr.cr_role = cc->cc_opts.co_role;
 	cr.cr_features = NC_FEATURES_SUPPORTED;
+	if (cc->cc_opts.co_replay)
+		memcpy(cr.cr_client, cc->cc_client, sizeof(cr.cr_client));
+	else
+		cr.cr_features &= ~NC_FEAT_REPLAY;
 	snprintf(cr.cr_fsname, sizeof(cr.cr_fsname), "%s", cc->cc_fsname);
 	nc_auth_nonce(cr.cr_nonce);
 	nc_xdr_init_encode(&x, body, sizeof(body));
@@ -527,6 +537,7 @@ static int cc_connect(struct nc_cconn *cc)
 	}
 	pthread_mutex_lock(&cc->cc_lock);
 	memcpy(cc->cc_uuid, cp.cp_uuid, 16);
+	cc->cc_replay_ok = cc->cc_opts.co_replay && (cp.cp_features & NC_FEAT_REPLAY);
 	cc->cc_fd = fd;
 	cc->cc_rx_running = true;
 	pthread_mutex_unlock(&cc->cc_lock);
@@ -619,6 +630,13 @@ int nc_cconn_new(const char *addr, const char *fsname,
 		cc->cc_opts.co_retry_ms = 60000;
 	cc->cc_fd = -1;
 	cc->cc_next_reqid = 1;
+	if (cc->cc_opts.co_replay) {
+		uint8_t r[NC_AUTH_NONCE_LEN];
+
+		nc_auth_nonce(r); /* random: a uuid no other client has */
+		memcpy(cc->cc_client, r, sizeof(cc->cc_client));
+	}
+	pthread_cond_init(&cc->cc_slot_cond, NULL);
 	pthread_mutex_init(&cc->cc_lock, NULL);
 	pthread_mutex_init(&cc->cc_send_lock, NULL);
 	pthread_mutex_init(&cc->cc_connect_lock, NULL);
@@ -645,6 +663,7 @@ void nc_cconn_free(struct nc_cconn *cc)
 	pthread_mutex_destroy(&cc->cc_lock);
 	pthread_mutex_destroy(&cc->cc_send_lock);
 	pthread_mutex_destroy(&cc->cc_connect_lock);
+	pthread_cond_destroy(&cc->cc_slot_cond);
 	nc_auth_wipe(cc->cc_key, sizeof(cc->cc_key));
 	free(cc);
 }
@@ -719,7 +738,11 @@ int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call)
 		rc = -ENOTCONN;
 		goto out_unwait;
 	}
-	call->c_reqid = cc->cc_next_reqid++;
+	/* A resend keeps its reqid: with the slot, it names the request at a
+	 * server that may have executed it already. */
+	if (!call->c_resend || !call->c_reqid)
+		call->c_reqid = cc->cc_next_reqid++;
+	call->c_replay = call->c_slot && cc->cc_replay_ok;
 	call->c_deadline_ms = nc_now_ms() + (call->c_timeout_ms > 0 ? call->c_timeout_ms
 								  : cc->cc_opts.co_timeout_ms);
 	pending_add(cc, call);
@@ -729,6 +752,11 @@ int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call)
 	h.mh_version = NC_PROTO_MAJOR << 8 | NC_PROTO_MINOR;
 	h.mh_opcode = call->c_opcode;
 	h.mh_reqid = call->c_reqid;
+	if (call->c_replay) {
+		h.mh_flags = NC_MF_SLOT | (uint32_t)(call->c_slot - 1) << NC_MF_SLOT_SHIFT;
+		if (call->c_resend)
+			h.mh_flags |= NC_MF_RESEND;
+	}
 	h.mh_body_len = call->c_body_len;
 	h.mh_bulk_len = call->c_bulk_len;
 	/* Set before sending: the reply may complete the call at once. */
@@ -760,12 +788,47 @@ static bool err_is_transient(int rc)
 	       rc == -EPIPE || rc == -ECONNABORTED;
 }
 
+/* Takes a free reply slot (waiting while all are busy): its number + 1. */
+static int slot_get(struct nc_cconn *cc)
+{
+	int slot;
+
+	pthread_mutex_lock(&cc->cc_lock);
+	while (cc->cc_slots_busy == UINT64_MAX)
+		pthread_cond_wait(&cc->cc_slot_cond, &cc->cc_lock);
+	slot = __builtin_ctzll(~cc->cc_slots_busy);
+	cc->cc_slots_busy |= 1ull << slot;
+	pthread_mutex_unlock(&cc->cc_lock);
+	return slot + 1;
+}
+
+static void slot_put(struct nc_cconn *cc, int slot)
+{
+	pthread_mutex_lock(&cc->cc_lock);
+	cc->cc_slots_busy &= ~(1ull << (slot - 1));
+	pthread_cond_signal(&cc->cc_slot_cond);
+	pthread_mutex_unlock(&cc->cc_lock);
+}
+
+/* After a lost connection: may the call be sent again? */
+static bool may_resend(const struct nc_call *call)
+{
+	return !call->c_sent || nc_op_is_idempotent(call->c_opcode) || call->c_replay;
+}
+
 int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
 {
 	int64_t deadline = nc_now_ms() + cc->cc_opts.co_retry_ms;
 	struct nc_wait w;
 	int rc, delay = 50;
 
+	/* NC_REPLAY_SLOTS must fit the slot mask. */
+	_Static_assert(NC_REPLAY_SLOTS == 64, "slot mask is a uint64_t");
+	call->c_slot = 0;
+	call->c_resend = false;
+	call->c_reqid = 0;
+	if (cc->cc_opts.co_replay && !nc_op_is_idempotent(call->c_opcode))
+		call->c_slot = slot_get(cc);
 	nc_wait_init(&w);
 	for (;;) {
 		call->c_wait = &w;
@@ -773,10 +836,14 @@ int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
 		if (rc == 0) {
 			nc_wait_all(&w);
 			rc = call->c_status;
-			if (rc == -ENOTCONN && (!call->c_sent || nc_op_is_idempotent(call->c_opcode)))
-				nc_call_fini(call);
-			else
+			if (rc != -ENOTCONN || !may_resend(call))
 				break;
+			/* Once a slotted request has left, every later send
+			 * of it is a resend that the server may answer from
+			 * its record. */
+			if (call->c_sent && call->c_replay)
+				call->c_resend = true;
+			nc_call_fini(call);
 		} else if (!err_is_transient(rc)) {
 			break;
 		}
@@ -788,6 +855,9 @@ int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
 	}
 	call->c_wait = NULL;
 	nc_wait_fini(&w);
+	if (call->c_slot)
+		slot_put(cc, call->c_slot);
+	call->c_slot = 0;
 	return rc;
 }
 

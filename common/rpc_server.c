@@ -28,6 +28,13 @@
 #define SRV_MEM_LIMIT (512ull << 20)
 /* The largest message accepted before CONNECT. */
 #define SRV_PREAUTH_MAX 4096
+/*
+ * How long a thread with a reply waits while no reply to the same peer
+ * has finished leaving (its socket is full): a peer that reads nothing for
+ * this long while more replies wait is not reading, and its connection is
+ * shut down so that the threads waiting on it go back to other work.
+ */
+#define SRV_SEND_STALL_S 10
 
 struct srv_listener {
 	int sl_fd;
@@ -40,6 +47,7 @@ struct nc_srv_conn {
 	const struct nc_xprt_ops *sc_ops;
 	int sc_fd;
 	atomic_int sc_refs;
+	_Atomic int64_t sc_sent_ms;     /* nc_now_ms() when a send last began or ended */
 	uint64_t sc_id;
 	char sc_peer[NC_ADDR_MAX + 1];
 	uint32_t sc_role;
@@ -48,6 +56,8 @@ struct nc_srv_conn {
 	bool sc_refused;        /* auth_refuse() logged why it closes */
 	uint8_t sc_nc[NC_AUTH_NONCE_LEN]; /* the peer's nonce */
 	uint8_t sc_ns[NC_AUTH_NONCE_LEN]; /* ours, new for this connection */
+	bool sc_has_client;     /* NC_FEAT_REPLAY agreed: sc_client is set */
+	uint8_t sc_client[16];
 	bool sc_closed;         /* under srv lock */
 	bool sc_paused;         /* under srv lock: EPOLLIN is off */
 	bool sc_kick;           /* under srv lock: the I/O thread must resume it */
@@ -216,6 +226,43 @@ static int msg_iov(const struct nc_msg_hdr *h, uint8_t hb[NC_HDR_LEN], const voi
 	return n;
 }
 
+/*
+ * Takes @c's send lock.  While another thread holds it, waits as long as
+ * replies to @c keep leaving; when no send to @c has begun or ended for
+ * SRV_SEND_STALL_S the peer is not reading: the connection is shut down (the holder's send
+ * returns too) and -ETIMEDOUT returned, so one peer that stops reading
+ * cannot hold every service thread.
+ */
+static int conn_send_lock(struct nc_srv_conn *c)
+{
+	struct timespec deadline;
+
+	if (pthread_mutex_trylock(&c->sc_send_lock) == 0)
+		goto out_locked;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 1;
+		if (pthread_mutex_timedlock(&c->sc_send_lock, &deadline) == 0)
+			goto out_locked;
+		if (nc_now_ms() - atomic_load(&c->sc_sent_ms) >= SRV_SEND_STALL_S * 1000)
+			break;
+	}
+	nc_warn(c->sc_srv->s_name, "%s (connection %" PRIu64 "): no reply left for %d s, "
+		"shutting the connection down", c->sc_peer, c->sc_id, SRV_SEND_STALL_S);
+	c->sc_ops->xo_shutdown(c->sc_fd);
+	return -ETIMEDOUT;
+out_locked:
+	atomic_store(&c->sc_sent_ms, nc_now_ms());
+	return 0;
+}
+
+/* Releases @c's send lock after a send that ended (well or not). */
+static void conn_send_unlock(struct nc_srv_conn *c)
+{
+	atomic_store(&c->sc_sent_ms, nc_now_ms());
+	pthread_mutex_unlock(&c->sc_send_lock);
+}
+
 static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 		     const void *body, uint32_t blen, const void *bulk,
 		     uint32_t bulklen)
@@ -228,9 +275,11 @@ static int conn_send(struct nc_srv_conn *c, const struct nc_msg_hdr *h,
 		iov[n].iov_base = (void *)(uintptr_t)bulk;
 		iov[n++].iov_len = bulklen;
 	}
-	pthread_mutex_lock(&c->sc_send_lock);
+	rc = conn_send_lock(c);
+	if (rc)
+		return rc;
 	rc = c->sc_ops->xo_sendv(c->sc_fd, iov, n);
-	pthread_mutex_unlock(&c->sc_send_lock);
+	conn_send_unlock(c);
 	return rc;
 }
 
@@ -328,13 +377,15 @@ int nc_req_reply_file(struct nc_req *req, const void *body, uint32_t body_len,
 		return reply_done(req, conn_send_file_copy(c, &h, body, body_len, file_fd,
 							   off, len));
 	n = msg_iov(&h, hb, body, body_len, iov);
-	pthread_mutex_lock(&c->sc_send_lock);
+	rc = conn_send_lock(c);
+	if (rc)
+		return reply_done(req, rc);
 	rc = c->sc_ops->xo_sendfile(c->sc_fd, iov, n, file_fd, off, len);
 	/* Part of a message may have left: the stream is out of step, so
 	 * the peer must see the connection end rather than garbage. */
 	if (rc)
 		c->sc_ops->xo_shutdown(c->sc_fd);
-	pthread_mutex_unlock(&c->sc_send_lock);
+	conn_send_unlock(c);
 	return reply_done(req, rc);
 }
 
@@ -409,6 +460,12 @@ static int handle_connect(struct nc_srv_conn *c, const uint8_t *body,
 	cp.cp_minor = proto_minor_min(cr.cr_minor);
 	cp.cp_role = srv->s_conf.sc_role;
 	cp.cp_features = cr.cr_features & NC_FEATURES_SUPPORTED;
+	if (!srv->s_conf.sc_replay)
+		cp.cp_features &= ~NC_FEAT_REPLAY;
+	if (cp.cp_features & NC_FEAT_REPLAY) {
+		memcpy(c->sc_client, cr.cr_client, sizeof(c->sc_client));
+		c->sc_has_client = true;
+	}
 	memcpy(cp.cp_uuid, srv->s_conf.sc_uuid, 16);
 	memcpy(c->sc_nc, cr.cr_nonce, NC_AUTH_NONCE_LEN);
 	nc_auth_nonce(c->sc_ns);
@@ -465,6 +522,11 @@ static bool dispatch(struct nc_srv_conn *c)
 		nc_warn(srv->s_name, "%s: malformed message: unexpected reply", c->sc_peer);
 		goto drop;
 	}
+	/* After authentication the I/O thread sends nothing: a reply can wait
+	 * on a peer that does not read, and every connection would wait with
+	 * it.  What is answered here goes to the service threads (srv_answer). */
+	if (c->sc_handshaken)
+		goto queue;
 	if (h->mh_opcode == NC_OP_CONNECT) {
 		int rc;
 
@@ -486,7 +548,7 @@ static bool dispatch(struct nc_srv_conn *c)
 		free(sr);
 		return ok;
 	}
-	if (!c->sc_handshaken) {
+	{
 		char why[96];
 
 		snprintf(why, sizeof(why), "%s (opcode %u) before authentication",
@@ -494,21 +556,13 @@ static bool dispatch(struct nc_srv_conn *c)
 		auth_refuse(c, why);
 		goto drop;
 	}
-	if (h->mh_opcode == NC_OP_PING) {
-		reply_hdr_send(c, h, 0, NULL, 0, NULL, 0);
-		free(sr);
-		return true;
-	}
-	if (!nc_op_is_known(h->mh_opcode)) {
-		/* A newer peer: say so and keep the connection. */
-		reply_hdr_send(c, h, -ENOSYS, NULL, 0, NULL, 0);
-		free(sr);
-		return true;
-	}
+queue:
 	req->rq_conn = c;
 	req->rq_hdr = *h;
 	req->rq_peer = c->sc_peer;
 	req->rq_peer_role = c->sc_role;
+	req->rq_has_client = c->sc_has_client;
+	memcpy(req->rq_client, c->sc_client, sizeof(req->rq_client));
 	clock_gettime(CLOCK_MONOTONIC, &sr->sr_start);
 	atomic_fetch_add(&c->sc_refs, 1);
 
@@ -689,6 +743,7 @@ static void accept_one(struct nc_server *srv, struct srv_listener *l)
 	c->sc_ops = l->sl_ops;
 	c->sc_fd = fd;
 	atomic_init(&c->sc_refs, 1);
+	atomic_init(&c->sc_sent_ms, nc_now_ms());
 	snprintf(c->sc_peer, sizeof(c->sc_peer), "%s", peer);
 	pthread_mutex_init(&c->sc_send_lock, NULL);
 	pthread_mutex_lock(&srv->s_lock);
@@ -771,6 +826,38 @@ out:
 	return NULL;
 }
 
+/*
+ * Service thread: what the framework answers itself on an authenticated
+ * connection.  True when @req was answered here.
+ */
+static bool srv_answer(struct nc_req *req)
+{
+	struct nc_srv_conn *c = req->rq_conn;
+	uint16_t op = req->rq_hdr.mh_opcode;
+	int status;
+
+	/* Not counted in the request metrics, as before CONNECT. */
+	if (op == NC_OP_PING) {
+		status = 0;
+	} else if (op == NC_OP_CONNECT || op == NC_OP_AUTH) {
+		/* Authenticated once, for the connection's life. */
+		nc_warn(c->sc_srv->s_name, "refused %s (connection %" PRIu64 "): second %s",
+			c->sc_peer, c->sc_id, nc_op_name(op));
+		atomic_fetch_add(&c->sc_refs, 1);
+		reply_done(req, reply_hdr_send(c, &req->rq_hdr, -NC_E_AUTH, NULL, 0, NULL, 0));
+		c->sc_ops->xo_shutdown(c->sc_fd);
+		conn_put(c);
+		return true;
+	} else if (!nc_op_is_known(op)) {
+		/* A newer peer: say so and keep the connection. */
+		status = -ENOSYS;
+	} else {
+		return false;
+	}
+	reply_done(req, reply_hdr_send(c, &req->rq_hdr, status, NULL, 0, NULL, 0));
+	return true;
+}
+
 static void *worker_main(void *arg)
 {
 	struct nc_server *srv = arg;
@@ -787,7 +874,8 @@ static void *worker_main(void *arg)
 		}
 		req = nc_reqq_pop(&srv->s_queue);
 		pthread_mutex_unlock(&srv->s_lock);
-		srv->s_conf.sc_handler(req, srv->s_conf.sc_arg);
+		if (!srv_answer(req))
+			srv->s_conf.sc_handler(req, srv->s_conf.sc_arg);
 	}
 	return NULL;
 }

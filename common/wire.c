@@ -487,6 +487,8 @@ void nc_wire_connect_req(struct nc_xdr *x, struct nc_connect_req *m)
 	/* Decoded after cr_features, so the bit is known in both directions. */
 	if (m->cr_features & NC_FEAT_AUTH)
 		nc_xdr_fixed(x, m->cr_nonce, sizeof(m->cr_nonce));
+	if (m->cr_features & NC_FEAT_REPLAY)
+		nc_xdr_fixed(x, m->cr_client, sizeof(m->cr_client));
 }
 
 void nc_wire_connect_rep(struct nc_xdr *x, struct nc_connect_rep *m)

@@ -35,6 +35,12 @@
  *        The changelog: CHANGELOG_READ and CHANGELOG_CLEAR (root only).
  *   1.4  migration: MIGRATE; a file layout may carry NC_LAYOUT_OBJFID and
  *        then l_obj (the FID naming its objects) after the pack fields.
+ *   1.5  reply reconstruction: feature NC_FEAT_REPLAY; with it CONNECT
+ *        carries the client's uuid (cr_client) after the nonce.  A request
+ *        may set NC_MF_SLOT, with its slot in mh_flags' high 16 bits, and
+ *        NC_MF_RESEND when it is sent again after a lost connection; the
+ *        server answers a resend of a request it already executed with
+ *        the reply it recorded, durably, with the change (mds/ns_reply.c).
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -46,20 +52,33 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 4
+#define NC_PROTO_MINOR 5
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
 
 /* Header flags. */
 #define NC_MF_REPLY 0x1u
+/* The request uses a reply slot: bits 16..31 hold the slot number, and
+ * mh_reqid orders the requests of one slot (NC_FEAT_REPLAY). */
+#define NC_MF_SLOT 0x2u
+/* The same request (same slot and reqid) sent again after a lost
+ * connection: answer it from the recorded reply if it was executed. */
+#define NC_MF_RESEND 0x4u
+#define NC_MF_SLOT_SHIFT 16
+/* Reply slots per client: at most this many non-idempotent requests of one
+ * client are in flight at once, and the server keeps one reply per slot. */
+#define NC_REPLAY_SLOTS 64
 
 /* Feature bits exchanged at connect; code tests these, never versions. */
 #define NC_FEAT_BULK_SPLIT 0x1ull /* body and bulk are separate (always set) */
 /* Cluster-key authentication (common/auth.h): CONNECT and its reply carry
  * nonces and AUTH follows.  Servers refuse peers without it. */
 #define NC_FEAT_AUTH 0x2ull
-#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH)
+/* Reply reconstruction: CONNECT names the client (cr_client) and requests
+ * may carry reply slots (NC_MF_SLOT). */
+#define NC_FEAT_REPLAY 0x4ull
+#define NC_FEATURES_SUPPORTED (NC_FEAT_BULK_SPLIT | NC_FEAT_AUTH | NC_FEAT_REPLAY)
 
 struct nc_msg_hdr {
 	uint32_t mh_magic;
@@ -74,8 +93,8 @@ struct nc_msg_hdr {
 
 /*
  * Opcodes: X(name, value, idempotent).  An idempotent request may be resent
- * after a lost connection; the others are not resent (a later protocol adds
- * reply reconstruction for them).  Append only; retire as NC_OP_OBSOLETE_n.
+ * after a lost connection; the others only with a reply slot, to a server
+ * that reconstructs their replies (NC_FEAT_REPLAY: the MDS).  Append only; retire as NC_OP_OBSOLETE_n.
  */
 #define NC_OPCODES(X)                   \
 	X(CONNECT, 1, 1)                \
@@ -262,6 +281,9 @@ struct nc_connect_req {
 	char cr_fsname[NC_FSNAME_MAX + 1];
 	/* With NC_FEAT_AUTH in cr_features: the client's nonce. */
 	uint8_t cr_nonce[32];
+	/* With NC_FEAT_REPLAY: the client's uuid, the same on every connection
+	 * of one client to one server, under which its replies are kept. */
+	uint8_t cr_client[16];
 };
 enum nc_peer_role { NC_ROLE_CLIENT = 1, NC_ROLE_OSS = 2, NC_ROLE_MDS = 3, NC_ROLE_TOOL = 4 };
 
@@ -346,6 +368,9 @@ struct nc_create_req {
 #define NC_CREATE_EXCL 0x1u
 #define NC_CREATE_FID 0x2u
 #define NC_CREATE_PACKED 0x4u
+/* Every flag CREATE knows; the MDS refuses others (-EINVAL) rather than
+ * ignore what a peer asked for. */
+#define NC_CREATE_FLAGS (NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED)
 
 /* SETATTR. */
 struct nc_setattr_req {

@@ -37,6 +37,10 @@ struct cl_ost {
 	struct nc_ost_info co_info;
 	struct nc_cconn *co_conn;       /* created on first use */
 	char co_conn_addr[NC_ADDR_MAX + 1];
+	/* When a request to this OST last timed out with none answered since
+	 * (0: it answers).  Erasure-coded reads decode around a silent OST
+	 * for a while rather than wait out a timeout per request. */
+	int64_t co_silent_ms;
 };
 
 /* readahead.c: counters of the files a client changed, and the most
@@ -287,6 +291,10 @@ int cl_objects_settle(struct nacre_fs *fs, const struct nc_cred *cred, const str
 
 /* A shard flag known only to one request: its I/O failed, skip it. */
 #define CL_SHARD_FAILED 0x80000000u
+/* With CL_SHARD_FAILED: the failure was ENOSPC (the OST is full), so a row
+ * that cannot be written reports ENOSPC rather than EIO. */
+#define CL_SHARD_NOSPC 0x40000000u
+#define CL_SHARD_REQUEST_FLAGS (CL_SHARD_FAILED | CL_SHARD_NOSPC)
 
 /* A read or write of bytes [co_lo, co_lo + co_len) of chunk co_chunk
  * (data chunk < k, parity k + p) of one row. */
@@ -296,7 +304,16 @@ struct cl_chunk_op {
 	uint32_t co_len;
 	uint8_t *co_buf;
 	int co_status;
+	bool co_skip;                   /* not sent: counts as -EHOSTDOWN */
 };
+
+/* Records how a request to OST @idx ended: -ETIMEDOUT makes it silent,
+ * success makes it answer again; other outcomes change nothing. */
+void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc);
+/* True while OST @idx is silent: a request timed out less than twice the
+ * request timeout ago and none has succeeded since.  Afterwards requests
+ * go to it again, and one that answers clears it. */
+bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx);
 
 int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **out);
 /* One request without retries (locks, probes); @enc may be NULL (no body). */

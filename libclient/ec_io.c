@@ -119,7 +119,7 @@ int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 		uint64_t obj_off;
 
 		ops[i].co_status = -EHOSTDOWN;
-		if (!cl_chunk_usable(l, row, ops[i].co_chunk))
+		if (ops[i].co_skip || !cl_chunk_usable(l, row, ops[i].co_chunk))
 			continue;
 		chunk_loc(l, row, ops[i].co_chunk, &stripe, &obj_off);
 		memset(&p[np], 0, sizeof(p[np]));
@@ -144,6 +144,7 @@ int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 		uint32_t got = p[j].ip_call.c_rep_bulk_len;
 
 		op->co_status = p[j].ip_call.c_status;
+		cl_ost_note_result(fs, p[j].ip_req.or_ost, op->co_status);
 		if (!op->co_status && opcode == NC_OP_OBJ_READ && got < op->co_len)
 			memset(op->co_buf + got, 0, op->co_len - got);
 	}
@@ -161,6 +162,8 @@ int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 		}
 		chunk_loc(l, row, ops[i].co_chunk, &stripe, &obj_off);
 		l->l_shards[stripe].ls_flags |= CL_SHARD_FAILED;
+		if (ops[i].co_status == -ENOSPC)
+			l->l_shards[stripe].ls_flags |= CL_SHARD_NOSPC;
 	}
 	return rc;
 }
@@ -170,6 +173,43 @@ int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
  * decoding those that cannot be read from the parity.  -EIO when fewer
  * than k chunks of the row can be read.
  */
+/* Whether reads of @row may leave out the chunks on silent OSTs: only
+ * when the others can still be decoded (k of them usable and answering);
+ * otherwise the silent ones are asked too, as the only way left. */
+static bool row_skips_silent(struct nacre_fs *fs, struct nc_layout *l, uint64_t row)
+{
+	uint32_t answering = 0;
+
+	for (uint32_t i = 0; i < l->l_k + l->l_m; i++) {
+		uint32_t stripe;
+		uint64_t obj_off;
+
+		if (!cl_chunk_usable(l, row, i))
+			continue;
+		chunk_loc(l, row, i, &stripe, &obj_off);
+		if (!cl_ost_is_silent(fs, l->l_shards[stripe].ls_ost))
+			answering++;
+	}
+	return answering >= l->l_k;
+}
+
+/* True when chunk @i of @row is on a silent OST. */
+static bool chunk_is_silent(struct nacre_fs *fs, const struct nc_layout *l, uint64_t row,
+			    uint32_t i)
+{
+	uint32_t stripe;
+	uint64_t obj_off;
+
+	chunk_loc(l, row, i, &stripe, &obj_off);
+	return cl_ost_is_silent(fs, l->l_shards[stripe].ls_ost);
+}
+
+/*
+ * Reads bytes [lo, lo + len) of every data chunk of @row into data[0..k),
+ * decoding those that cannot be read from the parity.  -EIO when fewer
+ * than k chunks of the row can be read.  Chunks on silent OSTs are left
+ * out while the row can be decoded without them.
+ */
 int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l,
 		     struct nc_ec *ec, uint64_t row, uint32_t lo, uint32_t len, uint8_t **data)
 {
@@ -177,11 +217,13 @@ int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 	struct cl_chunk_op ops[NC_EC_MAX_CHUNKS];
 	uint8_t *bufs[NC_EC_MAX_CHUNKS], *par;
 	bool present[NC_EC_MAX_CHUNKS], want[NC_EC_MAX_CHUNKS];
+	bool skip = row_skips_silent(fs, l, row);
 	int rc;
 
 	for (uint32_t i = 0; i < k; i++)
 		ops[nops++] = (struct cl_chunk_op){ .co_chunk = i, .co_lo = lo, .co_len = len,
-						    .co_buf = data[i] };
+						    .co_buf = data[i],
+						    .co_skip = skip && chunk_is_silent(fs, l, row, i) };
 	rc = cl_chunk_ops_run(fs, fid, l, row, ops, (int)nops, NC_OP_OBJ_READ);
 	if (rc)
 		return rc;
@@ -201,7 +243,8 @@ int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 		bufs[i] = par + (size_t)(i - k) * len;
 		want[i] = false;
 		ops[nops++] = (struct cl_chunk_op){ .co_chunk = i, .co_lo = lo, .co_len = len,
-						    .co_buf = bufs[i] };
+						    .co_buf = bufs[i],
+						    .co_skip = skip && chunk_is_silent(fs, l, row, i) };
 	}
 	rc = cl_chunk_ops_run(fs, fid, l, row, ops, (int)nops, NC_OP_OBJ_READ);
 	for (uint32_t i = k; !rc && i < total; i++)
@@ -315,6 +358,10 @@ ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			failed[i] = true;
 			if (l->l_shards[ext[i].e_stripe].ls_flags & (NC_SHARD_STALE | CL_SHARD_FAILED))
 				continue;
+			/* Rebuilt from the row below, which asks a silent OST
+			 * only when nothing else is left. */
+			if (cl_ost_is_silent(fs, l->l_shards[ext[i].e_stripe].ls_ost))
+				continue;
 			memset(&p[np], 0, sizeof(p[np]));
 			p[np].ip_ext = ext[i];
 			if (cl_piece_prepare(fs, fid, l, &p[np], NC_OP_OBJ_READ))
@@ -329,6 +376,7 @@ ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			int st = p[j].ip_call.c_status;
 			uint32_t got = p[j].ip_call.c_rep_bulk_len;
 
+			cl_ost_note_result(fs, p[j].ip_req.or_ost, st);
 			if (st) {
 				if (st == -NC_E_CHECKSUM)
 					cl_count(fs, CL_CTR_CHECKSUM_ERRORS, 1);
@@ -451,16 +499,41 @@ int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	return rc;
 }
 
+/* Whether chunk @i of @row is on a shard whose OST said it is full. */
+static bool chunk_is_nospc(const struct nc_layout *l, uint64_t row, uint32_t i)
+{
+	uint32_t stripe;
+	uint64_t obj_off;
+
+	chunk_loc(l, row, i, &stripe, &obj_off);
+	return l->l_shards[stripe].ls_flags & CL_SHARD_NOSPC;
+}
+
 /* After the writes of one row: marks stale every shard that failed, or
- * fails with EIO when the row has fewer than k good shards. */
+ * fails when the row has fewer than k good shards: with ENOSPC when a full
+ * OST is among the missing ones (the application is told the filesystem is
+ * full, not that it is broken), else with EIO. */
 static int row_settle(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		      struct nc_layout *l, uint64_t row, const struct cl_chunk_op *ops, int n)
 {
 	uint32_t total = l->l_k + l->l_m, bad = 0;
+	bool nospc = false;
 	int rc;
 
-	for (uint32_t i = 0; i < total; i++)
-		bad += !cl_chunk_usable(l, row, i);
+	for (uint32_t i = 0; i < total; i++) {
+		if (cl_chunk_usable(l, row, i))
+			continue;
+		bad++;
+		nospc |= chunk_is_nospc(l, row, i);
+	}
+	if (bad > l->l_m && nospc) {
+		/* The application hears of it; the OSS logs its full OST once,
+		 * so a client filling the filesystem does not log every write. */
+		if (fid)
+			nc_debug("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u "
+				 "shards unavailable (OST full)", NC_FID_ARGS(fid), row, bad, total);
+		return -ENOSPC;
+	}
 	if (bad > l->l_m) {
 		if (fid)
 			nc_warn("client", "write of " NC_FID_FMT " row %" PRIu64 ": %u of %u "
@@ -713,7 +786,7 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		cl_unlock_rows(fs, fid, lock_ost, r0, r1 - r0 + 1);
 	/* Keep the stale marks learnt, not this request's failures. */
 	for (uint32_t s = 0; s < l->l_stripe_count; s++)
-		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_FAILED;
+		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_REQUEST_FLAGS;
 	/* Reads ahead made while the rows changed are suspect. */
 	if (fid)
 		cl_ra_file_changed(fs, fid);

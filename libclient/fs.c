@@ -186,6 +186,27 @@ out:
 	return rc;
 }
 
+void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc)
+{
+	if (idx >= NC_MAX_OSTS || (rc && rc != -ETIMEDOUT))
+		return;
+	pthread_mutex_lock(&fs->fs_lock);
+	fs->fs_osts[idx].co_silent_ms = rc ? nc_now_ms() : 0;
+	pthread_mutex_unlock(&fs->fs_lock);
+}
+
+bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)
+{
+	int64_t since;
+
+	if (idx >= NC_MAX_OSTS)
+		return false;
+	pthread_mutex_lock(&fs->fs_lock);
+	since = fs->fs_osts[idx].co_silent_ms;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return since && nc_now_ms() - since < 2 * (int64_t)fs->fs_timeout_ms;
+}
+
 static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cconn **out)
 {
 	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
@@ -296,6 +317,7 @@ NACRE_API int nacre_connect(const char *mds_addr, const char *fsname,
 	co.co_timeout_ms = fs->fs_timeout_ms;
 	co.co_retry_ms = fs->fs_retry_ms;
 	co.co_key = fs->fs_key;
+	co.co_replay = true; /* the MDS rebuilds replies of resent changes */
 	rc = nc_cconn_new(mds_addr, fsname, &co, &fs->fs_mds);
 	if (rc)
 		goto out_free;

@@ -134,7 +134,7 @@ static int repair_row(struct repair *rp, uint64_t row, uint64_t targets)
 	wl = *l;
 	for (uint32_t s = 0; s < wl.l_stripe_count; s++)
 		if (targets >> s & 1)
-			wl.l_shards[s].ls_flags &= ~(NC_SHARD_STALE | CL_SHARD_FAILED);
+			wl.l_shards[s].ls_flags &= ~(NC_SHARD_STALE | CL_SHARD_REQUEST_FLAGS);
 	n = 0;
 	for (uint32_t i = 0; i < total; i++)
 		if (want[i])

@@ -31,6 +31,7 @@ static const char *const db_table_names[MDS_T_COUNT] = {
 	[MDS_T_PACKFILES] = "packfiles",
 	[MDS_T_CHANGELOG] = "changelog",
 	[MDS_T_POOLS] = "pools",
+	[MDS_T_REPLIES] = "replies",
 };
 
 struct mds_db {
@@ -380,6 +381,27 @@ int mds_db_space(struct mds_db *db, uint64_t *map_size, uint64_t *used)
 	*used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
 	if (*used > *map_size)
 		*used = *map_size;
+	return 0;
+}
+
+int mds_db_free_bytes(struct mds_db *db, uint64_t enough, uint64_t *map_size,
+		      uint64_t *free_bytes)
+{
+	struct mds_db_stats st;
+	int rc;
+
+	rc = mds_db_space(db, map_size, &st.ds_used);
+	if (rc)
+		return rc;
+	*free_bytes = *map_size - st.ds_used;
+	if (*free_bytes >= enough)
+		return 0;
+	rc = mds_db_stats(db, &st);
+	if (rc)
+		return rc;
+	*free_bytes += st.ds_free_pages * st.ds_page_size;
+	if (*free_bytes > *map_size)
+		*free_bytes = *map_size;
 	return 0;
 }
 

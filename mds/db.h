@@ -26,6 +26,7 @@ enum mds_table {
 	MDS_T_PACKFILES,        /* pack id (BE u64) + fid -> nothing: who uses a pack */
 	MDS_T_CHANGELOG,        /* sequence number (BE u64) -> changelog record */
 	MDS_T_POOLS,            /* OST pool name -> member OST indexes (ns_pool.c) */
+	MDS_T_REPLIES,          /* client uuid + slot -> last reply (ns_reply.c) */
 	MDS_T_COUNT
 };
 
@@ -76,6 +77,15 @@ void mds_db_cursor_close(struct mds_cursor *c);
 /* Entries in a table; map size, used and free pages (for statfs). */
 int mds_db_count(struct mds_txn *txn, enum mds_table t, uint64_t *entries);
 int mds_db_space(struct mds_db *db, uint64_t *map_size, uint64_t *used);
+
+/*
+ * Bytes of the map still free: those past the last page used, plus, when
+ * they are fewer than @enough, LMDB's free list (reusable pages; walking it
+ * costs a read transaction, so it is skipped while the map has room).
+ * Not to be called while this thread has a batch open.
+ */
+int mds_db_free_bytes(struct mds_db *db, uint64_t enough, uint64_t *map_size,
+		      uint64_t *free_bytes);
 
 /* The environment's size figures for the metrics port. */
 struct mds_db_stats {

@@ -23,7 +23,8 @@ struct mds_metrics {
 	struct nc_metrics *mm_reg;
 	struct nc_mhttp *mm_http;
 	struct nc_metric *mm_map, *mm_used, *mm_page, *mm_free, *mm_inodes, *mm_destroy;
-	struct nc_metric *mm_up, *mm_down, *mm_marked, *mm_cleared, *mm_errors;
+	struct nc_metric *mm_up, *mm_down, *mm_full, *mm_marked, *mm_cleared, *mm_errors;
+	struct nc_metric *mm_replayed, *mm_expired;
 	struct nc_metric *mm_cu_passes, *mm_cu_files, *mm_cu_failed, *mm_cu_shards;
 	struct nc_metric *mm_cu_pending, *mm_cu_waiting, *mm_cu_running;
 };
@@ -81,6 +82,7 @@ static void mm_collect(void *arg)
 	struct mds_metrics *mm = arg;
 	struct mds_ns_stats st;
 	struct mds_ost_set set;
+	uint32_t full = 0;
 
 	if (mds_ns_stats(mds_server_ns(mm->mm_mds), &st) == 0) {
 		nc_metric_set(mm->mm_map, (double)st.ns_map_size);
@@ -93,8 +95,12 @@ static void mm_collect(void *arg)
 		nc_metric_inc(mm->mm_errors, 1);
 	}
 	mds_server_ost_set(mm->mm_mds, &set);
-	nc_metric_set(mm->mm_up, set.os_count);
-	nc_metric_set(mm->mm_down, set.os_ndown);
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
+		full += set.os_full[i];
+	/* A full OST is up (listed with the down ones for new layouts). */
+	nc_metric_set(mm->mm_up, set.os_count + full);
+	nc_metric_set(mm->mm_down, set.os_ndown - full);
+	nc_metric_set(mm->mm_full, full);
 	mm_collect_catchup(mm);
 }
 
@@ -127,6 +133,8 @@ static int mm_register(struct mds_metrics *mm)
 				     "state", "up", NULL);
 	mm->mm_down = nc_metrics_gauge(r, "nacre_mds_osts", "OSTs known to the MDS, by state.",
 				       "state", "down", NULL);
+	mm->mm_full = nc_metrics_gauge(r, "nacre_mds_osts_full",
+		"OSTs that are up but nearly out of space: new files leave them out.", NULL);
 	mm->mm_marked = nc_metrics_counter(r, "nacre_mds_shards_marked_stale_total",
 		"Shards of erasure-coded files marked stale (a write missed them, or "
 		"their OST was replaced).", NULL);
@@ -134,9 +142,14 @@ static int mm_register(struct mds_metrics *mm)
 		"Stale marks cleared (the shard was rebuilt).", NULL);
 	mm->mm_errors = nc_metrics_counter(r, "nacre_mds_metrics_errors_total",
 		"Scrapes that could not read the LMDB figures.", NULL);
+	mm->mm_replayed = nc_metrics_counter(r, "nacre_mds_replies_reconstructed_total",
+		"Resent changes answered from their recorded reply instead of being "
+		"executed twice.", NULL);
+	mm->mm_expired = nc_metrics_counter(r, "nacre_mds_reply_records_expired_total",
+		"Reply records of quiet clients removed.", NULL);
 	if (!mm->mm_map || !mm->mm_used || !mm->mm_page || !mm->mm_free || !mm->mm_inodes ||
-	    !mm->mm_destroy || !mm->mm_up || !mm->mm_down || !mm->mm_marked ||
-	    !mm->mm_cleared || !mm->mm_errors)
+	    !mm->mm_destroy || !mm->mm_up || !mm->mm_down || !mm->mm_full || !mm->mm_marked ||
+	    !mm->mm_cleared || !mm->mm_errors || !mm->mm_replayed || !mm->mm_expired)
 		return -ENOMEM;
 	if (mm_register_catchup(mm))
 		return -ENOMEM;
@@ -202,4 +215,12 @@ void mds_metrics_stale(struct mds_metrics *mm, uint64_t marked, uint64_t cleared
 		return;
 	nc_metric_inc(mm->mm_marked, marked);
 	nc_metric_inc(mm->mm_cleared, cleared);
+}
+
+void mds_metrics_replay(struct mds_metrics *mm, uint64_t answered, uint64_t expired)
+{
+	if (!mm)
+		return;
+	nc_metric_inc(mm->mm_replayed, answered);
+	nc_metric_inc(mm->mm_expired, expired);
 }

@@ -559,6 +559,8 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 	size_t tlen = 0;
 	int rc;
 
+	if (cq->cq_flags & ~NC_CREATE_FLAGS)
+		return -EINVAL;
 	rc = ns_create_type(cq->cq_mode, &type);
 	if (rc)
 		return rc;

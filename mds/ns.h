@@ -32,6 +32,9 @@ struct mds_ost_set {
 	uint32_t os_index[NC_MAX_OSTS];
 	uint32_t os_ndown;
 	uint32_t os_down[NC_MAX_OSTS];
+	/* By OST index: up, but out of space, so listed in os_down (an
+	 * erasure-coded layout may still take it as a stale shard). */
+	bool os_full[NC_MAX_OSTS];
 };
 
 /* One pending object destruction. */
@@ -198,6 +201,18 @@ int mds_ns_batch_end(struct mds_ns *ns);
 /* MDT space (the LMDB map and the disk under it) and inode counts. */
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st);
 
+/*
+ * The MDT's reserve: the part of the LMDB map kept for changes that free
+ * space (unlink, rmdir, truncation, clearing the changelog), so that a full
+ * MDT can always be emptied.  A sixteenth of the map, at least 4 MiB and at
+ * most 1 GiB, and never more than a quarter of the map.
+ */
+uint64_t mds_ns_reserve(uint64_t map_size);
+/* Whether the map's free bytes are down to the reserve (@free_bytes and
+ * @map_size, when not NULL, get the figures); false when they cannot be
+ * read.  Not to be called inside a batch. */
+bool mds_ns_is_full(struct mds_ns *ns, uint64_t *free_bytes, uint64_t *map_size);
+
 /* The changelog (mds/ns_changelog.c).  Off until enabled; records persist
  * until cleared. */
 void mds_ns_changelog_enable(struct mds_ns *ns, bool on);
@@ -207,6 +222,34 @@ int mds_ns_changelog_read(struct mds_ns *ns, uint64_t after, struct nc_changelog
 			  uint32_t max, uint32_t *count, uint64_t *last);
 /* Removes the records numbered up to @upto; *@cleared says how many. */
 int mds_ns_changelog_clear(struct mds_ns *ns, uint64_t upto, uint64_t *cleared);
+/* Pending migrations whose ALLOC came before @before (Unix seconds): a
+ * client that died before its swap.  Their new objects go to the destroy
+ * queue and the records are removed; *@expired says how many (at most a
+ * batch per call). */
+int mds_ns_migrate_expire(struct mds_ns *ns, int64_t before, uint64_t *expired);
+
+/*
+ * Reply reconstruction (mds/ns_reply.c): the reply of the last change each
+ * client sent in each of its reply slots, kept with the change.
+ */
+struct mds_reply_rec {
+	uint64_t rr_seq;        /* the request's id (mh_reqid) */
+	uint16_t rr_opcode;
+	int rr_status;          /* local error of the reply */
+	uint32_t rr_len;        /* body bytes (none with an error) */
+	uint8_t *rr_body;       /* find: malloc'd, the caller frees */
+};
+/* The recorded reply when the slot's last request is @seq (0, *@out
+ * filled); -ENOENT when the slot has none or an older one (execute the
+ * request); -ESTALE when it already has a newer one (a stray copy). */
+int mds_ns_reply_find(struct mds_ns *ns, const uint8_t client[16], uint32_t slot,
+		      uint64_t seq, struct mds_reply_rec *out);
+/* Records @rec as the slot's last reply, in the caller's batch if any. */
+int mds_ns_reply_save(struct mds_ns *ns, const uint8_t client[16], uint32_t slot,
+		      const struct mds_reply_rec *rec);
+/* Removes the records written before @before (Unix seconds). */
+int mds_ns_reply_expire(struct mds_ns *ns, int64_t before, uint64_t *removed);
+
 /* Figures for the metrics port (mds/metrics.c). */
 struct mds_ns_stats {
 	uint64_t ns_map_size;           /* LMDB map, bytes */

@@ -18,6 +18,35 @@
 
 /* ---- statfs ---- */
 
+uint64_t mds_ns_reserve(uint64_t map_size)
+{
+	uint64_t r = map_size / 16;
+
+	if (r < 4ull << 20)
+		r = 4ull << 20;
+	if (r > 1ull << 30)
+		r = 1ull << 30;
+	if (r > map_size / 4)
+		r = map_size / 4;
+	return r;
+}
+
+bool mds_ns_is_full(struct mds_ns *ns, uint64_t *free_bytes, uint64_t *map_size)
+{
+	uint64_t map, left, want;
+
+	if (mds_db_space(ns->ns_db, &map, &left))
+		return false;
+	want = mds_ns_reserve(map) + 1;
+	if (mds_db_free_bytes(ns->ns_db, want, &map, &left))
+		return false;
+	if (free_bytes)
+		*free_bytes = left;
+	if (map_size)
+		*map_size = map;
+	return left < want;
+}
+
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st)
 {
 	uint64_t map_size, used, left, inodes;
@@ -46,6 +75,8 @@ int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st)
 	memset(st, 0, sizeof(*st));
 	st->s_total = disk_total < map_size ? disk_total : map_size;
 	st->s_free = disk_free < left ? disk_free : left;
+	/* The reserve is for removals (mds_ns_reserve()): not available. */
+	left = left > mds_ns_reserve(map_size) ? left - mds_ns_reserve(map_size) : 0;
 	st->s_avail = disk_avail < left ? disk_avail : left;
 	/* An inode with its entry takes about 512 bytes of the map. */
 	st->s_files = map_size / 512;

@@ -45,6 +45,16 @@ static int ns_tmpl_check(const struct nc_layout *t)
 	return 0;
 }
 
+/* No OST can take a new object: ENOSPC when some are only full (the
+ * application sees a full filesystem), NC_E_NOOST when they are down. */
+static int ns_layout_no_ost(const struct mds_ost_set *osts)
+{
+	for (uint32_t i = 0; osts && i < osts->os_ndown && i < NC_MAX_OSTS; i++)
+		if (osts->os_down[i] < NC_MAX_OSTS && osts->os_full[osts->os_down[i]])
+			return -ENOSPC;
+	return -NC_E_NOOST;
+}
+
 /*
  * Merges @t over the filesystem default @dflt and picks OSTs from @osts.
  * Zero fields inherit; a stripe count of UINT16_MAX or more than the
@@ -64,7 +74,7 @@ static int ns_layout_pick(struct mds_ns *ns, const struct nc_layout *dflt,
 	if (ndown > NC_MAX_OSTS - navail)
 		ndown = NC_MAX_OSTS - navail;
 	if (navail == 0)
-		return -NC_E_NOOST;
+		return ns_layout_no_ost(osts);
 
 	size = t->l_stripe_size ? t->l_stripe_size : dflt->l_stripe_size;
 	if (!size)
@@ -121,7 +131,7 @@ static int ns_layout_pick(struct mds_ns *ns, const struct nc_layout *dflt,
 			return -NC_E_LAYOUT;
 		/* Every row needs k shards that can be written now. */
 		if (navail < k)
-			return -NC_E_NOOST;
+			return ns_layout_no_ost(osts);
 	}
 
 	if (first != NC_OST_ANY) {

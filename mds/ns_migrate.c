@@ -8,9 +8,11 @@
  * with N from the "next_migrate" counter, so they never collide with the
  * old objects, even on an OST both layouts use.  Between ALLOC and the
  * swap (or ABORT) the new layout is kept as a pending record,
- * CONFIG "migrate.N" -> file fid, layout: the swap takes the layout from
- * there, never from the client, and the client can only name its own
- * pending migration.
+ * CONFIG "migrate.N" -> file fid, layout, time of the ALLOC: the swap takes
+ * the layout from there, never from the client, and the client can only
+ * name its own pending migration.  A client that dies between ALLOC and
+ * swap leaves its record behind: mds_ns_migrate_expire() sends the objects
+ * of records older than any copy could take to the destroy queue.
  *
  * The data version the swap compares is the file's layout generation,
  * size, mtime and ctime, as the client saw them when it opened the file to
@@ -104,6 +106,7 @@ static int ns_pending_put(struct mds_txn *txn, const struct nc_fid *fid,
 	char key[NS_MIGRATE_KEY_MAX];
 	struct nc_layout lc = *l;
 	struct nc_fid f = *fid;
+	int64_t now = (int64_t)time(NULL);
 	struct nc_xdr x;
 
 	ns_migrate_key(l->l_obj.f_oid, key);
@@ -111,7 +114,22 @@ static int ns_pending_put(struct mds_txn *txn, const struct nc_fid *fid,
 	ns_xdr_version(&x);
 	ns_xdr_fid(&x, &f);
 	ns_xdr_layout(&x, &lc);
+	nc_xdr_i64(&x, &now);
 	return ns_conf_put(txn, key, &x);
+}
+
+/* Decodes a pending record; *@when is 0 for records written before they
+ * carried the time of their ALLOC. */
+static int ns_pending_decode(struct nc_xdr *x, const char *key, struct nc_fid *fid,
+			     struct nc_layout *l, int64_t *when)
+{
+	memset(l, 0, sizeof(*l));
+	*when = 0;
+	ns_xdr_fid(x, fid);
+	ns_xdr_layout(x, l);
+	if (!x->x_err && x->x_pos < x->x_len)
+		nc_xdr_i64(x, when);
+	return ns_conf_done(x, key);
 }
 
 /* The pending migration the client names by @named (its l_obj), which
@@ -122,6 +140,7 @@ static int ns_pending_get(struct mds_txn *txn, const struct nc_fid *fid,
 	char key[NS_MIGRATE_KEY_MAX];
 	struct nc_fid f;
 	struct nc_xdr x;
+	int64_t when;
 	int rc;
 
 	if (!(named->l_flags & NC_LAYOUT_OBJFID) || named->l_obj.f_seq != NC_MIGRATE_FID_SEQ)
@@ -129,13 +148,10 @@ static int ns_pending_get(struct mds_txn *txn, const struct nc_fid *fid,
 	ns_migrate_key(named->l_obj.f_oid, key);
 	rc = ns_conf_get(txn, key, &x);
 	if (rc == -ENOENT)
-		return -ESTALE; /* swapped or aborted already */
+		return -ESTALE; /* swapped, aborted or expired already */
 	if (rc)
 		return rc;
-	memset(l, 0, sizeof(*l));
-	ns_xdr_fid(&x, &f);
-	ns_xdr_layout(&x, l);
-	rc = ns_conf_done(&x, key);
+	rc = ns_pending_decode(&x, key, &f, l, &when);
 	if (rc)
 		return rc;
 	if (!nc_fid_eq(&f, fid) || !(l->l_flags & NC_LAYOUT_OBJFID) ||
@@ -317,5 +333,68 @@ int mds_ns_migrate(struct mds_ns *ns, const struct nc_migrate_req *mg,
 		*attr = in->in_attr;
 out_free:
 	free(in);
+	return rc;
+}
+
+int mds_ns_migrate_expire(struct mds_ns *ns, int64_t before, uint64_t *expired)
+{
+	enum { BATCH = 256 };
+	static const char prefix[] = "migrate.";
+	char (*keys)[NS_MIGRATE_KEY_MAX];
+	struct mds_cursor *c;
+	struct mds_txn *txn;
+	const void *k, *v;
+	size_t kl, vl;
+	unsigned int n = 0, done = 0;
+	int rc;
+
+	*expired = 0;
+	keys = malloc(BATCH * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	if (rc)
+		goto out_free;
+	rc = mds_db_cursor_open(txn, MDS_T_CONFIG, &c);
+	if (rc)
+		goto out_abort;
+	rc = mds_db_cursor_seek(c, prefix, sizeof(prefix) - 1, &k, &kl, &v, &vl);
+	while (!rc && n < BATCH && kl > sizeof(prefix) - 1 && kl < NS_MIGRATE_KEY_MAX &&
+	       !memcmp(k, prefix, sizeof(prefix) - 1)) {
+		memcpy(keys[n], k, kl);
+		keys[n++][kl] = '\0';
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc && rc != -ENOENT)
+		goto out_abort;
+	rc = 0;
+	for (unsigned int i = 0; i < n && !rc; i++) {
+		struct nc_layout l;
+		struct nc_fid fid;
+		struct nc_xdr x;
+		int64_t when;
+
+		rc = ns_conf_get(txn, keys[i], &x);
+		if (!rc)
+			rc = ns_pending_decode(&x, keys[i], &fid, &l, &when);
+		if (rc)
+			break;
+		if (when >= before)
+			continue;
+		/* Nothing of the file refers to these objects: they go. */
+		rc = ns_destroy_queue(txn, &fid, &l);
+		if (!rc)
+			rc = mds_db_del(txn, MDS_T_CONFIG, keys[i], strlen(keys[i]));
+		done++;
+	}
+	rc = ns_end(txn, rc);
+	if (!rc)
+		*expired = done;
+	goto out_free;
+out_abort:
+	mds_db_txn_abort(txn);
+out_free:
+	free(keys);
 	return rc;
 }

@@ -308,6 +308,7 @@ int ns_pool_filter(struct mds_txn *txn, const char *name, const struct mds_ost_s
 		return -ENOMEM;
 	out->os_count = 0;
 	out->os_ndown = 0;
+	memcpy(out->os_full, in->os_full, sizeof(out->os_full));
 	rc = ns_pool_get(txn, name, p);
 	if (rc == -ENOENT) {
 		/* Destroyed since the template named it (destroy needs it

@@ -57,11 +57,53 @@ void mds_rpc_hold_end(int commit_rc)
 	}
 }
 
+/*
+ * Reply reconstruction (mds/ns_reply.c): the change being executed for a
+ * slotted request, whose reply is recorded, in the batch, when it is
+ * given.  Writer thread only.
+ */
+static __thread struct mds_ns *replay_ns;
+static __thread struct nc_req *replay_req;
+
+/* The request uses a reply slot of a client that named itself. */
+static bool req_slotted(const struct nc_req *req)
+{
+	return req->rq_has_client && (req->rq_hdr.mh_flags & NC_MF_SLOT) &&
+	       !nc_op_is_idempotent(req->rq_hdr.mh_opcode);
+}
+
+static uint32_t req_slot(const struct nc_req *req)
+{
+	return req->rq_hdr.mh_flags >> NC_MF_SLOT_SHIFT;
+}
+
+/* Records the reply of the change just executed for @req. */
+static void replay_record(struct nc_req *req, int status, const void *body, uint32_t len)
+{
+	struct mds_reply_rec rec = {
+		.rr_seq = req->rq_hdr.mh_reqid,
+		.rr_opcode = req->rq_hdr.mh_opcode,
+		.rr_status = status,
+		.rr_len = len,
+		.rr_body = (uint8_t *)body,
+	};
+	int rc;
+
+	rc = mds_ns_reply_save(replay_ns, req->rq_client, req_slot(req), &rec);
+	if (rc)
+		nc_warn("mds", "req %" PRIu64 " from %s: reply not recorded (%s); a resend "
+			"would run it again", req->rq_hdr.mh_reqid, req->rq_peer, nc_strerror(rc));
+}
+
 /* Every MDS reply goes through here: sent now, or held for the batch. */
 static int mds_reply(struct nc_req *req, int status, const void *body, uint32_t len)
 {
 	struct held_reply *h;
 
+	if (req == replay_req) {
+		replay_req = NULL;
+		replay_record(req, status, body, len);
+	}
 	if (!held_tail)
 		return nc_req_reply(req, status, body, len, NULL, 0);
 	if (status)
@@ -872,6 +914,38 @@ static bool squash_applies(struct mds_server *mds, const struct nc_req *req)
 	return mds_squash_applies(mds_server_squash(mds), req->rq_peer);
 }
 
+/*
+ * A resent change: answered from its record when it was executed before
+ * (true), refused when the client has since moved past it (true), else
+ * false and it is executed.
+ */
+static bool replay_answer(struct mds_server *mds, struct nc_req *req)
+{
+	struct mds_reply_rec rec;
+	int rc;
+
+	rc = mds_ns_reply_find(mds_server_ns(mds), req->rq_client, req_slot(req),
+			       req->rq_hdr.mh_reqid, &rec);
+	if (rc == -ENOENT)
+		return false;
+	if (rc == 0 && rec.rr_opcode != req->rq_hdr.mh_opcode)
+		rc = -NC_E_PROTO; /* the same id for another request: a client bug */
+	if (rc == 0) {
+		nc_info("mds", "req %" PRIu64 " from %s: %s was executed before the "
+			"connection was lost; its reply is sent again", req->rq_hdr.mh_reqid,
+			req->rq_peer, nc_op_name(req->rq_hdr.mh_opcode));
+		mds_metrics_replay(mds_server_metrics(mds), 1, 0);
+		mds_reply(req, rec.rr_status, rec.rr_body, rec.rr_len);
+	} else {
+		nc_warn("mds", "req %" PRIu64 " from %s: resent %s not executed: %s",
+			req->rq_hdr.mh_reqid, req->rq_peer, nc_op_name(req->rq_hdr.mh_opcode),
+			rc == -ESTALE ? "its slot has served a later request" : nc_strerror(rc));
+		mds_reply(req, rc == -ESTALE ? -NC_E_PROTO : rc, NULL, 0);
+	}
+	free(rec.rr_body);
+	return true;
+}
+
 void mds_handle_op(struct mds_server *mds, struct nc_req *req)
 {
 	mds_op_fn fn = op_table(req->rq_hdr.mh_opcode);
@@ -895,9 +969,17 @@ void mds_handle_op(struct mds_server *mds, struct nc_req *req)
 		in.x_cred_fix = squash_fix;
 		in.x_cred_arg = mds_server_squash(mds);
 	}
+	if (held_tail && req_slotted(req)) {
+		if (req->rq_hdr.mh_flags & NC_MF_RESEND && replay_answer(mds, req))
+			return;
+		/* Executed now: its reply is recorded with the change. */
+		replay_ns = mds_server_ns(mds);
+		replay_req = req;
+	}
 	rc = fn(mds, req, &in);
 	if (rc)
 		mds_reply(req, rc, NULL, 0);
+	replay_req = NULL;
 }
 
 void mds_handle(struct nc_req *req, void *arg)

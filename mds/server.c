@@ -12,7 +12,13 @@
  * fsync, so requests that change the namespace go to one writer thread,
  * which runs up to MDS_BATCH_MAX queued ones in one transaction (each in a
  * nested transaction of its own, atomic as before), commits once, and only
- * then sends their replies.  Concurrent creates share one fsync.
+ * then sends their replies.  Concurrent creates share one fsync.  A batch
+ * takes no more changes than the LMDB map has room for, and once the map
+ * is down to its reserve (mds_ns_reserve()) changes that grow it get
+ * ENOSPC while removals go on (docs/design.md, "Full OSTs and a full MDT").
+ *
+ * The destroy thread also polls the free space of the OSTs: a full one
+ * gets no new objects, as if it were down.
  */
 #include "config.h"
 
@@ -21,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/errors.h"
 #include "common/log.h"
@@ -31,6 +38,7 @@
 struct mds_ost_live {
 	bool ol_known;
 	bool ol_up;
+	bool ol_full;           /* its free space is below ost_full_below() */
 	uint64_t ol_conn;       /* connection that registered it */
 	struct nc_ost_info ol_info;     /* o_state: only NC_OST_INACTIVE */
 };
@@ -52,6 +60,11 @@ struct mds_server {
 	pthread_mutex_t ms_wq_lock;
 	pthread_cond_t ms_wq_cond;
 	struct nc_reqq ms_wq;
+	/* Recovery (below): changes that lay out new objects wait here, under
+	 * ms_wq_lock, until the OSTs are back or the window closes. */
+	bool ms_recovering;
+	int64_t ms_recovery_end_ms;
+	struct nc_reqq ms_parked;
 	struct mds_ns *ms_ns;
 	struct nc_server *ms_srv;
 	char ms_bound[NC_ADDR_MAX + 1]; /* the addresses listened on */
@@ -72,7 +85,44 @@ struct mds_server {
 	char ms_keyfile[4096];          /* the cluster key file, resolved */
 	uint8_t ms_key[NC_AUTH_KEY_LEN];
 	struct mds_metrics *ms_metrics;   /* NULL: no metrics port */
+	bool ms_mdt_full;               /* writer thread only: logged as full */
+	struct timespec ms_space_polled;        /* destroy thread: last OST statfs */
+	/* Reply records (mds/ns_reply.c): when this MDS started and when the
+	 * writer thread next removes old ones (Unix seconds). */
+	int64_t ms_started_s;
+	int64_t ms_sweep_s;
+	/* Fault injection for tests (NACRE_MDS_FAULT, docs/testing.md): the
+	 * MDS dies right after committing a batch holding this opcode, before
+	 * any of its replies leave, ms_fault_left times. */
+	uint16_t ms_fault_op;
+	int ms_fault_left;
 };
+
+/*
+ * A reply record is kept at least MDS_REPLY_KEEP_S after it was written,
+ * and never removed in the first MDS_REPLY_GRACE_S after a start, so a
+ * client still retrying after a long outage finds its record: clients give
+ * up after their retry window (a minute by default), far shorter.
+ */
+#define MDS_REPLY_KEEP_S 3600
+/*
+ * Recovery: after a restart the OSSes take a moment to register again, and
+ * a file created meanwhile would get a layout over the few OSTs already
+ * back (its shards on the others born stale) or none at all (an error for
+ * the application).  So for up to MDS_RECOVERY_MS after a start, requests
+ * that lay out objects wait until every OST the MDT knows (and an
+ * administrator has not deactivated) is up again.  The window is shorter
+ * than a client's request timeout (30 s), so no waiting client gives up.
+ */
+#define MDS_RECOVERY_MS 20000
+
+static void recovery_check(struct mds_server *mds);
+#define MDS_REPLY_GRACE_S 600
+#define MDS_REPLY_SWEEP_S 60
+/* A migration whose client has not swapped (or aborted) a day after its
+ * ALLOC is abandoned (the client died): its new objects are destroyed.
+ * Copies slower than that cannot finish (say so in nacre(1)'s migrate). */
+#define MDS_MIGRATE_EXPIRE_S 86400
 
 const struct mds_squash *mds_server_squash(struct mds_server *mds)
 {
@@ -97,9 +147,12 @@ void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
 	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
 		const struct mds_ost_live *ol = &mds->ms_osts[i];
 
+		set->os_full[i] = false;
 		if (!ol->ol_known || !mds_ost_is_eligible(&ol->ol_info))
 			continue;
-		if (ol->ol_up)
+		/* A full OST takes no new objects, as if it were down. */
+		set->os_full[i] = ol->ol_up && ol->ol_full;
+		if (ol->ol_up && !ol->ol_full)
 			set->os_index[set->os_count++] = i;
 		else
 			set->os_down[set->os_ndown++] = i;
@@ -162,6 +215,7 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 	ol->ol_conn = conn_id;
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 	mds_catchup_ost_up(mds->ms_catchup, ost->o_index);
+	recovery_check(mds);
 	mds_server_kick_destroy(mds);
 	return 0;
 }
@@ -232,39 +286,255 @@ static int load_osts(struct mds_server *mds)
 
 /* ---- the writer thread (group commit) ---- */
 
+/* Requests that may lay out new objects on the OSTs. */
+static bool op_lays_out(uint16_t opcode)
+{
+	return opcode == NC_OP_CREATE || opcode == NC_OP_SETLAYOUT ||
+	       opcode == NC_OP_PACK_ALLOC || opcode == NC_OP_MIGRATE;
+}
+
+/* Every OST the MDT knows and an administrator left active is up. */
+static bool osts_all_back(struct mds_server *mds)
+{
+	bool all = true;
+
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	for (uint32_t i = 0; i < NC_MAX_OSTS && all; i++) {
+		const struct mds_ost_live *ol = &mds->ms_osts[i];
+
+		if (ol->ol_known && !(ol->ol_info.o_state & NC_OST_INACTIVE) && !ol->ol_up)
+			all = false;
+	}
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	return all;
+}
+
+/* Ends recovery once the OSTs are back or the window is over, handing
+ * the requests that waited to the writer in their order. */
+static void recovery_check(struct mds_server *mds)
+{
+	bool back, expired;
+	size_t released = 0;
+	struct nc_req *req;
+
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	if (!mds->ms_recovering) {
+		pthread_mutex_unlock(&mds->ms_wq_lock);
+		return;
+	}
+	pthread_mutex_unlock(&mds->ms_wq_lock);
+	back = osts_all_back(mds);
+	expired = nc_now_ms() >= mds->ms_recovery_end_ms;
+	if (!back && !expired)
+		return;
+	pthread_mutex_lock(&mds->ms_wq_lock);
+	if (mds->ms_recovering) {
+		mds->ms_recovering = false;
+		while ((req = nc_reqq_pop(&mds->ms_parked))) {
+			if (nc_reqq_push(&mds->ms_wq, req))
+				nc_req_reply_err(req, -ENOMEM);
+			released++;
+		}
+		pthread_cond_signal(&mds->ms_wq_cond);
+		nc_info("mds", "recovery over: %s; %zu waiting request(s) go on",
+			back ? "every OST is back" : "the window closed with OSTs still down",
+			released);
+	}
+	pthread_mutex_unlock(&mds->ms_wq_lock);
+}
+
 void mds_server_queue_write(struct mds_server *mds, struct nc_req *req)
 {
 	int rc;
 
 	pthread_mutex_lock(&mds->ms_wq_lock);
-	rc = nc_reqq_push(&mds->ms_wq, req);
-	if (!rc)
-		pthread_cond_signal(&mds->ms_wq_cond);
+	if (mds->ms_recovering && op_lays_out(req->rq_hdr.mh_opcode)) {
+		rc = nc_reqq_push(&mds->ms_parked, req);
+	} else {
+		rc = nc_reqq_push(&mds->ms_wq, req);
+		if (!rc)
+			pthread_cond_signal(&mds->ms_wq_cond);
+	}
 	pthread_mutex_unlock(&mds->ms_wq_lock);
 	if (rc)
 		nc_req_reply_err(req, rc);
 }
 
-/* Runs @n requests in one batch and replies once it is durable. */
-static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
+/* NACRE_MDS_FAULT=crash-after-commit:OPCODE[:N] (tests only). */
+static void fault_parse(struct mds_server *mds)
 {
+	const char *env = getenv("NACRE_MDS_FAULT");
+	char name[32];
+	int count = 1;
+
+	if (!env || !*env)
+		return;
+	if (sscanf(env, "crash-after-commit:%31[A-Z_]:%d", name, &count) < 1 || count < 1) {
+		nc_warn("mds", "NACRE_MDS_FAULT='%s' not understood; ignored", env);
+		return;
+	}
+	for (unsigned int op = 1; op < 256; op++) {
+		if (nc_op_is_known((uint16_t)op) && !strcmp(nc_op_name((uint16_t)op), name)) {
+			mds->ms_fault_op = (uint16_t)op;
+			mds->ms_fault_left = count;
+			nc_warn("mds", "fault injection: the MDS dies after committing %s (%d times)",
+				name, count);
+			return;
+		}
+	}
+	nc_warn("mds", "NACRE_MDS_FAULT: no opcode %s; ignored", name);
+}
+
+/* Dies as a crash would, after the batch is durable and before any reply
+ * of it is sent, when the batch holds the fault's opcode. */
+static void fault_after_commit(struct mds_server *mds, struct nc_req **reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (reqs[i]->rq_hdr.mh_opcode != mds->ms_fault_op)
+			continue;
+		if (--mds->ms_fault_left > 0)
+			return;
+		nc_error("mds", "fault injection: dying after committing %s, before its reply",
+			 nc_op_name(mds->ms_fault_op));
+		_exit(70);
+	}
+}
+
+/* Removes old reply records and abandoned migrations, at most once a
+ * minute, from the writer. */
+static void replies_sweep(struct mds_server *mds)
+{
+	int64_t now = (int64_t)time(NULL);
+	uint64_t removed = 0;
 	int rc;
 
+	if (now < mds->ms_sweep_s)
+		return;
+	mds->ms_sweep_s = now + MDS_REPLY_SWEEP_S;
+	if (now < mds->ms_started_s + MDS_REPLY_GRACE_S)
+		return;
+	rc = mds_ns_reply_expire(mds->ms_ns, now - MDS_REPLY_KEEP_S, &removed);
+	if (rc)
+		nc_warn("mds", "removing old reply records: %s", nc_strerror(rc));
+	else if (removed)
+		nc_debug("mds", "removed %" PRIu64 " old reply records", removed);
+	mds_metrics_replay(mds->ms_metrics, 0, removed);
+	rc = mds_ns_migrate_expire(mds->ms_ns, now - MDS_MIGRATE_EXPIRE_S, &removed);
+	if (rc)
+		nc_warn("mds", "expiring abandoned migrations: %s", nc_strerror(rc));
+	else if (removed)
+		nc_warn("mds", "%" PRIu64 " migration(s) abandoned by their client for a day: "
+			"their new objects go to the destroy queue", removed);
+}
+
+/*
+ * Changes that may grow the MDT.  Once the map is down to its reserve
+ * (mds_ns_reserve()) they get ENOSPC; the others (unlink, rmdir, setattr
+ * and size updates, renames, stale marks, clearing the changelog, OST
+ * registration and administration) still run on the reserve, so that a
+ * full MDT can be emptied and files being written can be closed.
+ */
+static bool writer_op_grows(uint16_t opcode)
+{
+	switch (opcode) {
+	case NC_OP_CREATE:
+	case NC_OP_LINK:
+	case NC_OP_SETLAYOUT:
+	case NC_OP_XATTR_SET:
+	case NC_OP_FID_GRANT:
+	case NC_OP_PACK_ALLOC:
+	case NC_OP_PACK_SWITCH:
+	case NC_OP_MIGRATE:
+	case NC_OP_POOL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether the MDT is down to its reserve now (@left: the map's free
+ * bytes, @map: its size, UINT64_MAX and 0 when they cannot be read); logs
+ * each change of state once. */
+static bool writer_mdt_full(struct mds_server *mds, uint64_t *left, uint64_t *map)
+{
+	bool full;
+
+	*left = UINT64_MAX;
+	*map = 0;
+	full = mds_ns_is_full(mds->ms_ns, left, map);
+	if (full && !mds->ms_mdt_full)
+		nc_warn("mds", "MDT is full: %" PRIu64 " of %" PRIu64 " bytes of the map free, "
+			"the reserve for removals is %" PRIu64 "; creates get ENOSPC until files "
+			"are removed (or the MDS restarts with a larger --map-size)", *left, *map,
+			mds_ns_reserve(*map));
+	else if (!full && mds->ms_mdt_full)
+		nc_info("mds", "MDT has room again: %" PRIu64 " of %" PRIu64 " bytes of the "
+			"map free", *left, *map);
+	mds->ms_mdt_full = full;
+	return full;
+}
+
+/*
+ * A generous bound of what one change adds to the map within a batch (the
+ * pages its nested transaction copies or splits in each table it touches).
+ * A batch takes no more changes than the map has room for, down to half
+ * the reserve, so that its commit always finds the pages it needs: one
+ * change that still finds the map full fails alone with ENOSPC, but a
+ * commit that failed would fail every change of the batch.
+ */
+#define WRITER_OP_BYTES (64u << 10)
+
+/* Runs the first requests of @reqs (@n > 0) in one batch, as many as the
+ * map has room for, and replies once it is durable.  Returns how many it
+ * took. */
+static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, size_t n)
+{
+	uint64_t left, map, budget;
+	bool full = writer_mdt_full(mds, &left, &map);
+	size_t i = n;
+	int rc;
+
+	budget = left > mds_ns_reserve(map) / 2 ? left - mds_ns_reserve(map) / 2 : 0;
 	mds_rpc_hold_begin();
 	rc = mds_ns_batch_begin(mds->ms_ns);
 	if (!rc) {
-		for (size_t i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (i > 0 && budget < WRITER_OP_BYTES)
+				break;  /* the rest go into the next batch */
+			/* Refused before it runs: nothing to commit or undo.  A
+			 * resend is not: it may have been executed before, and
+			 * gets its recorded reply. */
+			if (full && writer_op_grows(reqs[i]->rq_hdr.mh_opcode) &&
+			    !(reqs[i]->rq_hdr.mh_flags & NC_MF_RESEND)) {
+				nc_req_reply_err(reqs[i], -ENOSPC);
+				continue;
+			}
 			mds_handle_op(mds, reqs[i]);
+			budget -= budget < WRITER_OP_BYTES ? budget : WRITER_OP_BYTES;
+		}
 		rc = mds_ns_batch_end(mds->ms_ns);
 		if (rc)
-			nc_error("mds", "group commit of %zu requests failed: %s", n, nc_strerror(rc));
+			nc_error("mds", "group commit of %zu requests failed: %s", i, nc_strerror(rc));
 	} else {
-		for (size_t i = 0; i < n; i++)
+		for (i = 0; i < n; i++)
 			nc_req_reply_err(reqs[i], rc);
 	}
+	if (!rc && mds->ms_fault_left > 0)
+		fault_after_commit(mds, reqs, i);
 	mds_rpc_hold_end(rc);
 	/* Unlinks in the batch may have queued objects: they are durable now. */
 	mds_server_kick_destroy(mds);
+	return i;
+}
+
+/* Runs @n requests in as few batches as the map's room allows. */
+static void writer_batch(struct mds_server *mds, struct nc_req **reqs, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n)
+		done += writer_batch_some(mds, reqs + done, n - done);
+	replies_sweep(mds);
 }
 
 static void *writer_main(void *arg)
@@ -385,6 +655,76 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 	return result;
 }
 
+/*
+ * An OST counts as full when its free space is below 2% of its size, at
+ * most 64 MiB: new layouts leave it out (mds_server_ost_set()) until it has
+ * more again.
+ */
+static uint64_t ost_full_below(uint64_t total)
+{
+	uint64_t t = total / 50;
+
+	return t < (64ull << 20) ? t : 64ull << 20;
+}
+
+/* Asks OST @idx at @addr how much space it has; updates and logs its full
+ * state on a change. */
+static void ost_space_check(struct mds_server *mds, uint32_t idx, const char *addr)
+{
+	struct nc_obj_req o = { .or_ost = idx };
+	struct nc_statfs_rep rep = { 0 };
+	struct nc_call call;
+	struct nc_cconn *cc;
+	bool full, was;
+	int rc;
+
+	cc = oss_conn(mds, addr);
+	if (!cc)
+		return;
+	rc = nc_cconn_rpc(cc, NC_OP_OST_STATFS, (nc_xdr_fn)nc_wire_obj_req, &o,
+			  (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);
+	if (rc) {
+		nc_debug("mds", "statfs of OST %u: %s", idx, nc_strerror(rc));
+		return;
+	}
+	nc_call_fini(&call);
+	full = rep.sr_stat.s_avail < ost_full_below(rep.sr_stat.s_total);
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	was = mds->ms_osts[idx].ol_full;
+	mds->ms_osts[idx].ol_full = full;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	if (full && !was)
+		nc_warn("mds", "OST %u is full (%" PRIu64 " of %" PRIu64 " bytes free): new "
+			"files leave it out until space is freed", idx, rep.sr_stat.s_avail,
+			rep.sr_stat.s_total);
+	else if (!full && was)
+		nc_info("mds", "OST %u has room again (%" PRIu64 " of %" PRIu64 " bytes free)",
+			idx, rep.sr_stat.s_avail, rep.sr_stat.s_total);
+}
+
+/* Polls the free space of every OST that is up, at most once a second
+ * (the destroy thread is woken after every batch of changes). */
+static void ost_space_poll(struct mds_server *mds)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - mds->ms_space_polled.tv_sec < 1)
+		return;
+	mds->ms_space_polled = now;
+	for (uint32_t i = 0; i < NC_MAX_OSTS && !mds->ms_stopping; i++) {
+		char addr[NC_ADDR_MAX + 1];
+		bool up;
+
+		pthread_mutex_lock(&mds->ms_ost_lock);
+		up = mds->ms_osts[i].ol_known && mds->ms_osts[i].ol_up;
+		memcpy(addr, mds->ms_osts[i].ol_info.o_addr, sizeof(addr));
+		pthread_mutex_unlock(&mds->ms_ost_lock);
+		if (up)
+			ost_space_check(mds, i, addr);
+	}
+}
+
 static void destroy_pass(struct mds_server *mds)
 {
 	struct mds_destroy_rec *rec = malloc(sizeof(*rec));
@@ -426,7 +766,9 @@ static void *destroy_main(void *arg)
 
 		mds->ms_kicked = false;
 		pthread_mutex_unlock(&mds->ms_lock);
+		recovery_check(mds);
 		destroy_pass(mds);
+		ost_space_poll(mds);
 		pthread_mutex_lock(&mds->ms_lock);
 		if (mds->ms_stopping || mds->ms_kicked)
 			continue;
@@ -535,6 +877,12 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	rc = load_osts(mds);
 	if (rc)
 		goto out_free;
+	if (!osts_all_back(mds)) {
+		mds->ms_recovering = true;
+		mds->ms_recovery_end_ms = nc_now_ms() + MDS_RECOVERY_MS;
+		nc_info("mds", "recovery: new layouts wait up to %d s for the OSTs to register",
+			MDS_RECOVERY_MS / 1000);
+	}
 	mds_ns_changelog_enable(mds->ms_ns, conf->mc_changelog);
 	if (conf->mc_changelog)
 		nc_info("mds", "changelog on: namespace changes are recorded");
@@ -545,6 +893,9 @@ int mds_server_new(const struct mds_conf *conf, struct mds_server **out)
 	sc.sc_role = NC_ROLE_MDS;
 	sc.sc_threads = conf->mc_threads > 0 ? conf->mc_threads : 8;
 	sc.sc_handler = mds_handle;
+	sc.sc_replay = true;
+	mds->ms_started_s = (int64_t)time(NULL);
+	fault_parse(mds);
 	sc.sc_closed = conn_closed;
 	sc.sc_arg = mds;
 	mds_ns_uuid(mds->ms_ns, sc.sc_uuid);
@@ -726,7 +1077,12 @@ void mds_server_stop(struct mds_server *mds)
 	/* After the service threads: nothing is queued any more; what is
 	 * queued still runs (and its replies go to connections now closed). */
 	if (mds->ms_writer_started) {
+		struct nc_req *req;
+
 		pthread_mutex_lock(&mds->ms_wq_lock);
+		/* Their clients send them again to the next MDS. */
+		while ((req = nc_reqq_pop(&mds->ms_parked)))
+			nc_req_drop(req);
 		mds->ms_writer_stop = true;
 		pthread_cond_broadcast(&mds->ms_wq_cond);
 		pthread_mutex_unlock(&mds->ms_wq_lock);
@@ -746,6 +1102,7 @@ void mds_server_free(struct mds_server *mds)
 		nc_cconn_free(mds->ms_oss[i].oc_conn);
 	mds_ns_close(mds->ms_ns);
 	nc_reqq_fini(&mds->ms_wq);
+	nc_reqq_fini(&mds->ms_parked);
 	pthread_mutex_destroy(&mds->ms_wq_lock);
 	pthread_cond_destroy(&mds->ms_wq_cond);
 	pthread_mutex_destroy(&mds->ms_ost_lock);

@@ -99,5 +99,7 @@ void mds_metrics_free(struct mds_metrics *mm);
 struct mds_metrics *mds_server_metrics(struct mds_server *mds);
 /* Shards marked stale and marks cleared.  @mm may be NULL. */
 void mds_metrics_stale(struct mds_metrics *mm, uint64_t marked, uint64_t cleared);
+/* Resent changes answered from their record, reply records expired. */
+void mds_metrics_replay(struct mds_metrics *mm, uint64_t answered, uint64_t expired);
 
 #endif

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ struct oss_ost {
 	char ost_fsname[NC_FSNAME_MAX + 1];
 	char *ost_dir;
 	pthread_rwlock_t ost_objlocks[OSS_OBJ_LOCKS];
+	atomic_bool ost_full;           /* a write got ENOSPC, none since succeeded */
 };
 
 /* Filesystem names appear in configuration and logs: keep them plain. */
@@ -775,6 +777,27 @@ static int oss_write_data(int fd, int dfd, const uint8_t *buf, size_t len, uint6
 	return oss_pwrite_all(fd, buf, len, (off_t)off);
 }
 
+/*
+ * Reserves the blocks a write of [@off, @off + @len) needs in the object and
+ * in its checksum file before a byte changes, so that a full OST fails the
+ * write with ENOSPC and leaves the object as it was: a write failing half
+ * way would leave blocks whose checksums no longer match, and a block
+ * holds bytes written before too.  A filesystem without fallocate(2) goes
+ * on without the reservation (the write itself then reports ENOSPC).
+ */
+static int oss_reserve(int fd, int cfd, uint64_t off, uint64_t len)
+{
+	uint64_t first = off / OSS_CSUM_BLOCK, last = (off + len - 1) / OSS_CSUM_BLOCK;
+	off_t coff = (off_t)(first * sizeof(uint32_t));
+	off_t clen = (off_t)((last - first + 1) * sizeof(uint32_t));
+
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0 && errno == ENOSPC)
+		return -ENOSPC;
+	if (fallocate(cfd, FALLOC_FL_KEEP_SIZE, coff, clen) < 0 && errno == ENOSPC)
+		return -ENOSPC;
+	return 0;
+}
+
 static int oss_write_locked(int fd, int dfd, int cfd, uint64_t old, uint64_t off,
 			    const uint8_t *buf, size_t len)
 {
@@ -791,6 +814,9 @@ static int oss_write_locked(int fd, int dfd, int cfd, uint64_t old, uint64_t off
 	has_gap = old % OSS_CSUM_BLOCK && old / OSS_CSUM_BLOCK < first;
 	has_head = !oss_block_is_within(first, size, off, end);
 	has_tail = last != first && !oss_block_is_within(last, size, off, end);
+	ret = oss_reserve(fd, cfd, off, len);
+	if (ret)
+		return ret;
 	if ((has_gap && (ret = oss_edge_load(fd, cfd, oss_nblocks(old) - 1,
 					     old, &gap))) ||
 	    (has_head && (ret = oss_edge_load(fd, cfd, first, old, &head))) ||
@@ -1222,6 +1248,20 @@ void oss_obj_read_release(struct oss_read_hold *h)
 	h->rh_fd = -1;
 }
 
+/* Logs once when OST @ost fills (a write got ENOSPC) and once when a write
+ * succeeds on it again, not once per request. */
+static void oss_note_space(struct oss_ost *ost, int ret)
+{
+	if (ret == -ENOSPC) {
+		if (!atomic_exchange(&ost->ost_full, true))
+			nc_warn("oss", "OST %u is full (no space left in %s): writes get ENOSPC "
+				"until space is freed", ost->ost_index, ost->ost_dir);
+	} else if (!ret && atomic_load(&ost->ost_full)) {
+		if (atomic_exchange(&ost->ost_full, false))
+			nc_info("oss", "OST %u has space again", ost->ost_index);
+	}
+}
+
 int oss_obj_write(struct oss_ost *ost, const struct nc_fid *fid, uint64_t off,
 		  const void *buf, size_t len)
 {
@@ -1258,6 +1298,7 @@ out_close_obj:
 	ret = oss_close(fd, ret);
 out_unlock:
 	pthread_rwlock_unlock(lock);
+	oss_note_space(ost, ret);
 	return ret;
 }
 

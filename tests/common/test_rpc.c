@@ -378,7 +378,9 @@ static int echo_check(struct nc_cconn *cc, const void *body, uint32_t len)
 
 /* ---- raw sockets for the garbage tests ---- */
 
-static int raw_connect(int port)
+/* A raw TCP connection to @port; @rcvbuf > 0 sets its receive buffer
+ * before connecting (so the window it offers stays that small). */
+static int raw_connect_rcvbuf(int port, int rcvbuf)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct timeval tv = { 3, 0 };
@@ -386,6 +388,8 @@ static int raw_connect(int port)
 
 	if (fd < 0)
 		return -errno;
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	sa.sin_port = htons((uint16_t)port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -396,6 +400,11 @@ static int raw_connect(int port)
 		return rc;
 	}
 	return fd;
+}
+
+static int raw_connect(int port)
+{
+	return raw_connect_rcvbuf(port, 0);
 }
 
 static bool raw_send(int fd, const void *p, size_t n)
@@ -1123,7 +1132,8 @@ static void test_garbage(void)
 	CU_ASSERT_EQUAL(raw_login(fd, test_key, &rep, mac), NC_WS_OK);
 	CU_ASSERT_EQUAL(rep.cp_major, NC_PROTO_MAJOR);
 	CU_ASSERT_EQUAL(rep.cp_role, NC_ROLE_MDS);
-	CU_ASSERT_EQUAL(rep.cp_features, NC_FEATURES_SUPPORTED);
+	/* This server does not rebuild replies, so it offers the rest. */
+	CU_ASSERT_EQUAL(rep.cp_features, NC_FEATURES_SUPPORTED & ~NC_FEAT_REPLAY);
 	CU_ASSERT_EQUAL(memcmp(rep.cp_uuid, srv_uuid, 16), 0);
 	raw_send(fd, junk, 64);
 	CU_ASSERT_TRUE(raw_closed_by_server(fd));
@@ -1501,6 +1511,55 @@ static void test_auth_raw(void)
 	tsrv_stop(&t);
 }
 
+/* An authenticated peer that sends PINGs and never reads the replies: once
+ * its socket is full, the server must still serve another client (the I/O
+ * thread must not wait on that socket). */
+static void test_unread_replies(void)
+{
+	static const int batch = 20000;
+	uint8_t mac[NC_AUTH_MAC_LEN], *buf = malloc((size_t)batch * NC_HDR_LEN);
+	struct timeval tv = { 2, 0 };
+	struct nc_connect_rep rep;
+	int small = 4096, fd, sent = 0;
+	struct nc_cconn *cc;
+	struct tsrv t;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	if (strcmp(xp_scheme, "tcp")) {
+		free(buf);
+		return; /* the raw peer speaks TCP */
+	}
+	for (int i = 0; i < batch; i++) {
+		struct nc_msg_hdr h = {
+			.mh_magic = NC_MSG_MAGIC,
+			.mh_version = PROTO_VERSION,
+			.mh_opcode = NC_OP_PING,
+			.mh_reqid = (uint64_t)i + 100,
+		};
+
+		nc_hdr_encode(&h, buf + (size_t)i * NC_HDR_LEN);
+	}
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 4), 0);
+	fd = raw_connect_rcvbuf(t.ts_port, small);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(raw_login(fd, test_key, &rep, mac), NC_WS_OK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* Up to 2^20 PINGs, 32 MiB of replies: until the server stops taking
+	 * them because what it sends back is not read. */
+	while (sent < 52 && raw_send(fd, buf, (size_t)batch * NC_HDR_LEN))
+		sent++;
+	CU_ASSERT(sent < 52);
+	/* Served within the server's stall limit (10 s) and a margin. */
+	cc = client_new(t.ts_addr, FSNAME, 30000, 2000);
+	CU_ASSERT_PTR_NOT_NULL(cc);
+	if (cc)
+		CU_ASSERT_EQUAL(echo_check(cc, "beside a peer that reads nothing", 32), 0);
+	nc_cconn_free(cc);
+	close(fd);
+	tsrv_stop(&t);
+	free(buf);
+}
+
 /* ---- a server that does not hold the key ---- */
 
 struct fake_srv {
@@ -1656,6 +1715,7 @@ int main(void)
 	    !CU_add_test(suite, "free a server never started", test_free_unstarted) ||
 	    !CU_add_test(suite, "wrong cluster key", test_auth_wrong_key) ||
 	    !CU_add_test(suite, "authentication on the raw wire", test_auth_raw) ||
+	    !CU_add_test(suite, "a peer that reads no replies", test_unread_replies) ||
 	    !CU_add_test(suite, "a server without the key", test_auth_server_proof)) {
 		CU_cleanup_registry();
 		return 99;

@@ -328,6 +328,25 @@ static bool eq_connect_req_auth(const void *pa, const void *pb)
 	return eq_connect_req(pa, pb);
 }
 
+/* Since 1.5: with NC_FEAT_REPLAY the client's uuid follows the nonce. */
+static void fill_connect_req_replay(void *p)
+{
+	struct nc_connect_req *m = p;
+
+	fill_connect_req_auth(m);
+	m->cr_features |= NC_FEAT_REPLAY;
+	for (int i = 0; i < 16; i++)
+		m->cr_client[i] = (uint8_t)(0xe0 + i);
+}
+
+static bool eq_connect_req_replay(const void *pa, const void *pb)
+{
+	const struct nc_connect_req *a = pa, *b = pb;
+
+	FMEMEQ(a, b, cr_client, 16);
+	return eq_connect_req_auth(pa, pb);
+}
+
 static void fill_connect_rep_auth(void *p)
 {
 	struct nc_connect_rep *m = p;
@@ -1057,6 +1076,12 @@ static void codec_connect_rep_auth(struct nc_xdr *x, void *m)
 	nc_wire_connect_rep(x, m);
 }
 
+/* ...and with reply reconstruction (1.5). */
+static void codec_connect_req_replay(struct nc_xdr *x, void *m)
+{
+	nc_wire_connect_req(x, m);
+}
+
 #define SHAPE(name, type) \
 	{ #name, sizeof(type), fill_##name, codec_##name, eq_##name, NULL, NULL }
 
@@ -1098,6 +1123,7 @@ static const struct shape shapes[] = {
 	SHAPE(connect_req_auth, struct nc_connect_req),
 	SHAPE(connect_rep_auth, struct nc_connect_rep),
 	SHAPE(auth, struct nc_auth_msg),
+	SHAPE(connect_req_replay, struct nc_connect_req),
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))

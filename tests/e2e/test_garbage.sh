@@ -2,18 +2,29 @@
 # SPDX-License-Identifier: MIT
 #
 # nacre end-to-end: garbage on the wire.  While a client keeps writing and
-# verifying a file through the mount, a script sends malformed messages to
-# the MDS and to every OSS.  Each daemon must close the offending
-# connections, log why, stay up with bounded memory and go on serving the
-# client.
+# verifying a file through the mount, tests/e2e/fuzz.py sends malformed
+# messages to the MDS and to every OSS, before authentication and after it
+# (a peer holding the cluster key: every opcode with random, truncated and
+# mis-sized bodies, absurd field values, every role, floods of small
+# requests).  Each daemon must answer with an error or close the offending
+# connection, log why with the peer's address, stay up with bounded memory,
+# leave the namespace as it was and go on serving the client.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=/dev/null
 . "$(dirname -- "$0")/lib.sh"
 
+# With the sanitizers, freed memory waits in ASan's quarantine (256 MiB by
+# default) before it is reused, which would show as growth: the daemons
+# get a small one, so that the memory bound below means the same in both
+# builds.
+if ldd "$NACRE_BIN_DIR/.libs/libnacre.so.0" 2> /dev/null | grep -q libasan; then
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
+fi
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-garbage.XXXXXX")
+# The client loop runs at least LOOPS rounds, and until the attacks end.
 LOOPS=20
 # What a daemon's log says about a bad message.
 BAD_MSG_RE='malformed|protocol|bad magic|invalid'
@@ -53,222 +64,16 @@ bad_msg_lines()
 	grep -c -i -E "$BAD_MSG_RE" "$log" || true
 }
 
-cat > "$WORK/fuzz.py" <<'PYEOF'
-"""Sends malformed nacre messages to one daemon.
+FUZZ="$top_srcdir/tests/e2e/fuzz.py"
 
-usage: fuzz.py cases|burst HOST PORT
-
-The header (little-endian, 32 bytes): u32 magic, u16 version, u16 opcode,
-u32 flags, i32 status, u64 reqid, u32 body_len, u32 bulk_len.
-"""
-import random
-import socket
-import struct
-import sys
-import time
-
-MAGIC = 0x4E43524D
-VERSION = (1 << 8) | 0
-OP_CONNECT = 1
-OP_GETATTR = 21
-OP_OBJ_READ = 50
-MF_REPLY = 0x1
-HDR = struct.Struct("<IHHIiQII")
-assert HDR.size == 32
-
-mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-rnd = random.Random(port)
-failures = []
-
-
-def hdr(magic=MAGIC, version=VERSION, opcode=OP_CONNECT, flags=0, status=0,
-        reqid=1, body_len=0, bulk_len=0):
-    return HDR.pack(magic, version, opcode, flags, status, reqid, body_len,
-                    bulk_len)
-
-
-def connect():
-    return socket.create_connection((host, port), timeout=10)
-
-
-def send(s, data):
-    """Sends what the peer takes; a peer that hangs up early is fine."""
-    try:
-        s.sendall(data)
-        return True
-    except (BrokenPipeError, ConnectionResetError):
-        return False
-
-
-def drain(s, limit):
-    """Reads until EOF: the bytes read, or None if the peer kept the
-    connection open for @limit seconds."""
-    got = b""
-    deadline = time.monotonic() + limit
-    s.settimeout(0.5)
-    while time.monotonic() < deadline:
-        try:
-            chunk = s.recv(65536)
-        except socket.timeout:
-            continue
-        except (ConnectionResetError, BrokenPipeError):
-            return got
-        if not chunk:
-            return got
-        got += chunk
-        if len(got) > (1 << 20):
-            break
-    return None
-
-
-def expect_close(name, data, limit=10.0):
-    """The daemon must drop the connection (an error reply first is fine)."""
-    s = connect()
-    send(s, data)
-    got = drain(s, limit)
-    s.close()
-    if got is None:
-        failures.append("%s: connection still open after %.0f s" % (name, limit))
-    else:
-        print("%s: closed by the daemon (%d reply bytes)" % (name, len(got)))
-
-
-def expect_error_or_close(name, data, reqid, limit=10.0):
-    """The daemon must answer with an error or drop the connection."""
-    s = connect()
-    send(s, data)
-    s.settimeout(limit)
-    got = b""
-    try:
-        while len(got) < HDR.size:
-            chunk = s.recv(HDR.size - len(got))
-            if not chunk:
-                break
-            got += chunk
-    except socket.timeout:
-        failures.append("%s: neither a reply nor a close in %.0f s" % (name, limit))
-        s.close()
-        return
-    except (ConnectionResetError, BrokenPipeError):
-        got = b""
-    s.close()
-    if len(got) < HDR.size:
-        print("%s: closed by the daemon" % name)
-        return
-    magic, _, _, flags, status, rid, _, _ = HDR.unpack(got)
-    if magic != MAGIC or not flags & MF_REPLY or rid != reqid or status == 0:
-        failures.append("%s: bad reply magic=%#x flags=%#x reqid=%d status=%d"
-                        % (name, magic, flags, rid, status))
-    else:
-        print("%s: error reply, status %d" % (name, status))
-
-
-def alive():
-    s = connect()
-    s.close()
-
-
-def cases():
-    junk = rnd.randbytes(4096)
-    if junk[:4] == struct.pack("<I", MAGIC):
-        junk = b"\0" + junk[1:]
-    expect_close("random bytes", junk)
-    alive()
-    expect_close("wrong magic", hdr(magic=0xDEADBEEF, body_len=16) + bytes(16))
-    expect_close("byte-swapped magic", struct.pack(">I", MAGIC) + hdr()[4:])
-    expect_close("4 GiB body", hdr(body_len=0xFFFFFFFF) + bytes(65536))
-    expect_close("4 GiB bulk", hdr(opcode=OP_OBJ_READ, bulk_len=0xFFFFFFFF) +
-                 bytes(65536))
-    expect_close("body over the limit", hdr(body_len=64 << 20) + bytes(65536))
-    # A truncated header, then we hang up.
-    s = connect()
-    send(s, hdr()[:13])
-    s.close()
-    alive()
-    # A truncated body, then we hang up.
-    s = connect()
-    send(s, hdr(body_len=100) + bytes(50))
-    s.close()
-    alive()
-    expect_error_or_close("unknown opcode before CONNECT",
-                          hdr(opcode=0x7ABC, reqid=77), 77)
-    expect_error_or_close("request before CONNECT",
-                          hdr(opcode=OP_GETATTR, reqid=78, body_len=16) +
-                          bytes(16), 78)
-    expect_error_or_close("CONNECT of another major version",
-                          hdr(version=(9 << 8), reqid=79, body_len=8) +
-                          bytes(8), 79)
-    expect_error_or_close("CONNECT with a garbage body",
-                          hdr(reqid=80, body_len=64) + rnd.randbytes(64), 80)
-    # A stray reply: the daemon may drop it or the connection, but lives on.
-    s = connect()
-    send(s, hdr(flags=MF_REPLY, status=-5, reqid=12345))
-    s.close()
-    alive()
-    # Headers dribbled a byte at a time, then garbage.
-    s = connect()
-    for b in hdr(magic=0x01020304):
-        if not send(s, bytes([b])):
-            break
-        time.sleep(0.001)
-    if drain(s, 5.0) is None:
-        failures.append("dribbled bad magic: connection still open after 5 s")
-    s.close()
-    alive()
-
-
-def burst():
-    opened, refused = 0, 0
-    socks = []
-    for i in range(200):
-        try:
-            s = connect()
-        except OSError:
-            refused += 1
-            continue
-        opened += 1
-        if i % 2:
-            # Half of them end with a reset instead of a FIN.
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                         struct.pack("ii", 1, 0))
-        socks.append(s)
-    for s in socks:
-        s.close()
-    print("burst: %d connections opened together, %d failed" % (opened, refused))
-    if opened == 0:
-        failures.append("burst: no connection could be opened")
-    quick = 0
-    for i in range(200):
-        try:
-            s = connect()
-        except OSError:
-            continue
-        if i % 3 == 0:
-            send(s, rnd.randbytes(rnd.randrange(1, 64)))
-        s.close()
-        quick += 1
-    print("burst: %d connections opened and dropped one by one" % quick)
-    if quick == 0:
-        failures.append("burst: no quick connection could be opened")
-    time.sleep(1)
-    alive()
-
-
-try:
-    {"cases": cases, "burst": burst}[mode]()
-except OSError as e:
-    failures.append("%s: %s" % (mode, e))
-for f in failures:
-    print("FAILED: " + f)
-sys.exit(1 if failures else 0)
-PYEOF
-
-# The client at work during the attack: write a file, read it back, LOOPS
-# times, alternating two contents so that every round changes every byte.
+# The client at work during the attack: write a file, read it back, at
+# least LOOPS times and until $WORK/stop exists, alternating two contents so
+# that every round changes every byte.
 client_loop()
 {
-	local i src
-	for i in $(seq 1 "$LOOPS"); do
+	local i=0 src
+	while [ "$i" -lt "$LOOPS" ] || [ ! -e "$WORK/stop" ]; do
+		i=$((i + 1))
 		if [ $((i % 2)) -eq 0 ]; then
 			src=$WORK/loop-a
 		else
@@ -286,14 +91,54 @@ client_loop()
 	echo ok > "$WORK/loop.done"
 }
 
-# Before the attack: the log lines about bad messages there already are.
+# rss PID: the resident memory of PID in kB.
+rss()
+{
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+# all_alive: every daemon of the cluster is still the process it was.
+all_alive()
+{
+	local name pid
+	while read -r name pid _ _; do
+		if ! kill -0 "$pid" 2> /dev/null; then
+			echo "$name (pid $pid) is gone" >&2
+			return 1
+		fi
+	done < "$WORK/daemons"
+}
+
+# tree_sum DIR: every path under DIR with its type, size and (for files)
+# sha256, sorted.
+tree_sum()
+{
+	(cd "$1" && find . -printf '%y %s %p\n' | sort &&
+		find . -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+
+# Before the attack: the log lines about bad messages there already are, a
+# tree of files to compare afterwards, and the memory of every daemon once
+# it has served some client work.
 daemons > "$WORK/daemons"
 while read -r name _ _ _; do
 	echo "$name $(bad_msg_lines "$name")"
 done < "$WORK/daemons" > "$WORK/bad-before"
 mkdata "$WORK/loop-a" $((3 * S + 5)) 1
 mkdata "$WORK/loop-b" $((3 * S + 5)) 2
-mkdir "$MNT/loop"
+mkdir -p "$MNT/keep/sub/deeper" "$MNT/loop"
+mkdata "$MNT/keep/big" $((5 * S + 3)) 3
+mkdata "$MNT/keep/sub/small" 1000 4
+echo hello > "$MNT/keep/sub/deeper/hello"
+ln -s ../big "$MNT/keep/sub/link"
+setfattr -n user.fz -v kept "$MNT/keep/big" 2> /dev/null || true
+cp "$WORK/loop-a" "$MNT/loop/file"
+cmp "$WORK/loop-a" "$MNT/loop/file"
+drop_caches || true
+tree_sum "$MNT/keep" > "$WORK/keep.before"
+while read -r name pid _ _; do
+	echo "$name $(rss "$pid")"
+done < "$WORK/daemons" > "$WORK/rss-before"
 client_loop &
 LOOP_PID=$!
 
@@ -302,7 +147,8 @@ test_1()
 	local name host port
 	read -r name _ host port < <(grep '^mds ' "$WORK/daemons")
 	echo "attacking $name at $host:$port"
-	python3 "$WORK/fuzz.py" cases "$host" "$port"
+	python3 "$FUZZ" cases "$host" "$port"
+	all_alive
 }
 run_test 1 "malformed messages to the MDS" test_1
 
@@ -314,7 +160,8 @@ test_2()
 			continue
 		fi
 		echo "attacking $name at $host:$port"
-		python3 "$WORK/fuzz.py" cases "$host" "$port"
+		python3 "$FUZZ" cases "$host" "$port"
+		all_alive
 		count=$((count + 1))
 	done < "$WORK/daemons"
 	assert_eq "$count" "${OSTS:-4}" "OSS daemons attacked"
@@ -326,24 +173,71 @@ test_3()
 	local name host port
 	while read -r name _ host port; do
 		echo "connection burst on $name at $host:$port"
-		python3 "$WORK/fuzz.py" burst "$host" "$port"
+		python3 "$FUZZ" burst "$host" "$port"
+		all_alive
 	done < "$WORK/daemons"
 }
 run_test 3 "200 connections opened and dropped quickly, on every daemon" test_3
 
 test_4()
 {
-	wait_until 300 test -e "$WORK/loop.done" || true
-	cat "$WORK/loop.log"
-	assert_eq "$(cat "$WORK/loop.done" 2> /dev/null)" "ok" "result of the client loop"
-	assert_eq "$(grep -c ' ok$' "$WORK/loop.log")" "$LOOPS" "rounds that succeeded"
+	local name host port
+	read -r name _ host port < <(grep '^mds ' "$WORK/daemons")
+	echo "authenticated attack on $name at $host:$port"
+	python3 "$FUZZ" auth "$host" "$port" "$NACRE_KEYFILE" "$FSNAME" \
+		"$top_srcdir/common/wire.h"
+	all_alive
 }
-run_test 4 "the client wrote and verified its file $LOOPS times meanwhile" test_4
+run_test 4 "after authentication: every opcode garbled, absurd values, to the MDS" test_4
 
 test_5()
 {
+	local name host port count=0
+	while read -r name _ host port; do
+		if [ "$name" = mds ]; then
+			continue
+		fi
+		echo "authenticated attack on $name at $host:$port"
+		python3 "$FUZZ" auth "$host" "$port" "$NACRE_KEYFILE" "$FSNAME" \
+			"$top_srcdir/common/wire.h"
+		all_alive
+		count=$((count + 1))
+	done < "$WORK/daemons"
+	assert_eq "$count" "${OSTS:-4}" "OSS daemons attacked"
+}
+run_test 5 "after authentication: every opcode garbled, absurd values, to every OSS" test_5
+
+test_6()
+{
+	local name host port hog
+	while read -r name _ host port; do
+		# The peer that never reads costs ~10 s a daemon (the server's
+		# stall limit); the MDS and one OSS run the same RPC server code.
+		hog=""
+		if [ "$name" = mds ] || [ "$name" = oss0 ]; then
+			hog=hog
+		fi
+		echo "flood on $name at $host:$port${hog:+, and a peer that never reads}"
+		python3 "$FUZZ" flood "$host" "$port" "$NACRE_KEYFILE" "$FSNAME" $hog
+		all_alive
+	done < "$WORK/daemons"
+}
+run_test 6 "after authentication: floods of small requests, a peer that never reads" test_6
+
+test_7()
+{
+	touch "$WORK/stop"
+	wait_until 300 test -e "$WORK/loop.done" || true
+	tail -n 3 "$WORK/loop.log"
+	assert_eq "$(cat "$WORK/loop.done" 2> /dev/null)" "ok" "result of the client loop"
+	assert_eq "$(grep -c -v ' ok$' "$WORK/loop.log")" "0" "rounds that failed"
+	[ "$(grep -c ' ok$' "$WORK/loop.log")" -ge "$LOOPS" ]
+}
+run_test 7 "the client wrote and verified its file meanwhile, every round" test_7
+
+test_8()
+{
 	status_json > "$WORK/status.json"
-	cat "$WORK/status.json"
 	python3 - "$WORK/status.json" <<'PYEOF'
 import json, os, sys
 with open(sys.argv[1]) as f:
@@ -363,24 +257,40 @@ PYEOF
 	assert_eq "$("$NACRE" df --json "$MNT" | jget 'sum(1 for t in d["targets"] if t["state"] != "up")')" \
 		"0" "targets not up"
 }
-run_test 5 "every daemon is still running and serving" test_5
+run_test 8 "every daemon is still running and serving" test_8
 
-test_6()
+test_9()
 {
-	local name pid rss
+	drop_caches || true
+	tree_sum "$MNT/keep" > "$WORK/keep.after"
+	diff "$WORK/keep.before" "$WORK/keep.after"
+	# Nothing the attacks named was made at the root.
+	assert_eq "$(find "$MNT" -mindepth 1 -maxdepth 1 ! -name keep ! -name loop \
+		! -name after)" "" "unexpected entries at the root"
+}
+run_test 9 "the namespace and the files made before are unchanged" test_9
+
+test_10()
+{
+	local name pid rss0 rss1
 	while read -r name pid _ _; do
-		rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
-		echo "$name (pid $pid): VmRSS $rss kB"
-		[ -n "$rss" ]
-		if [ "$rss" -ge $((500 * 1024)) ]; then
-			echo "$name uses $rss kB, over 500 MiB" >&2
+		rss0=$(awk -v n="$name" '$1 == n { print $2 }' "$WORK/rss-before")
+		rss1=$(rss "$pid")
+		echo "$name (pid $pid): VmRSS $rss0 kB before, $rss1 kB after"
+		[ -n "$rss1" ]
+		if [ "$rss1" -ge $((2 * rss0 + 64 * 1024)) ]; then
+			echo "$name grew from $rss0 kB to $rss1 kB: over 2x + 64 MiB" >&2
+			false
+		fi
+		if [ "$rss1" -ge $((500 * 1024)) ]; then
+			echo "$name uses $rss1 kB, over 500 MiB" >&2
 			false
 		fi
 	done < "$WORK/daemons"
 }
-run_test 6 "each daemon's memory stays under 500 MiB" test_6
+run_test 10 "each daemon's memory stays within 2x + 64 MiB of what it was" test_10
 
-test_7()
+test_11()
 {
 	local name before after log
 	while read -r name before; do
@@ -392,13 +302,18 @@ test_7()
 			echo "$name logged nothing about the malformed messages" >&2
 			false
 		fi
+		# Authenticated garbage: the line names the request and the peer.
+		if ! grep -q -E "req [0-9]+ from [a-z]+://[0-9.]+:[0-9]+: malformed" "$log"; then
+			echo "$name: no line names the peer of a malformed request" >&2
+			false
+		fi
 	done < "$WORK/bad-before"
 }
-run_test 7 "the daemons logged the malformed messages" test_7
+run_test 11 "the daemons logged the malformed messages and their peers" test_11
 
 if kill -0 "$LOOP_PID" 2> /dev/null; then
 	kill "$LOOP_PID"
 fi
 wait "$LOOP_PID" 2> /dev/null
-rm -rf "$MNT/loop" "$MNT/after"
+rm -rf "$MNT/loop" "$MNT/after" "$MNT/keep"
 finish

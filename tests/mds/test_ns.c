@@ -931,6 +931,18 @@ static void test_layout_auto_ec(void)
 		}
 	}
 	CU_ASSERT_EQUAL(stale, 1);
+
+	/* Only full OSTs left (the MDS lists them with the down ones): a new
+	 * file gets ENOSPC; only down ones: no OST. */
+	memset(&degraded, 0, sizeof(degraded));
+	degraded.os_ndown = 6;
+	for (uint32_t i = 0; i < 6; i++)
+		degraded.os_down[i] = i;
+	strcpy(cq.cq_name, "nothing-up");
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), -NC_E_NOOST);
+	degraded.os_full[3] = true;
+	strcpy(cq.cq_name, "all-full");
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), -ENOSPC);
 }
 
 /* Scans for files with stale shards on @osts, @max at a time: how many. */
@@ -1370,6 +1382,106 @@ static void test_migrate_swap(void)
 	CU_ASSERT(nc_fid_eq(&l.l_obj, &nl.l_obj));
 	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), 0);
 	CU_ASSERT_EQUAL(a.a_size, 200000);
+}
+
+/* A migration whose client never swaps expires: its objects go to the
+ * destroy queue and the swap is refused afterwards; newer ones stay. */
+static void test_migrate_expire(void)
+{
+	struct nc_migrate_req mg;
+	struct nc_layout nl, nl2, l, q;
+	uint64_t n = 99;
+	struct nc_fid f;
+
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "abandoned", S_IFREG | 0644, &f), 0);
+	t_mig_init(&mg, &t_rootc, &f, NC_MIGRATE_ALLOC);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl2), 0);
+	/* Nothing is older than an hour ago. */
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) - 3600, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_FALSE(t_destroy_has_obj(&f, &nl.l_obj, NULL));
+	/* Both are older than a minute from now. */
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) + 60, &n), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl.l_obj, &q));
+	CU_ASSERT_EQUAL(q.l_stripe_count, nl.l_stripe_count);
+	CU_ASSERT(t_destroy_has_obj(&f, &nl2.l_obj, NULL));
+	t_mig_init(&mg, &t_rootc, &f, 0);
+	t_mig_version(&mg, &f);
+	mg.mg_layout = nl;
+	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -ESTALE);
+	CU_ASSERT_EQUAL(mds_ns_migrate_expire(t_ns, (int64_t)time(NULL) + 60, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+}
+
+/*
+ * Reply records: one per (client, slot), found only for the request id
+ * they hold, a newer id replaces them, an older one is a stray; they
+ * survive a restart, and expiry removes the old ones only.
+ */
+static void test_reply_records(void)
+{
+	static const uint8_t ca[16] = { 1, 2, 3 }, cb[16] = { 9, 8, 7 };
+	uint8_t body[300];
+	struct mds_reply_rec rec = {
+		.rr_seq = 41, .rr_opcode = NC_OP_CREATE, .rr_len = sizeof(body), .rr_body = body,
+	};
+	struct mds_reply_rec got;
+	uint64_t removed = 99;
+
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7 + 1);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 41, &got), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_save(t_ns, ca, 0, &rec), 0);
+	/* An error reply keeps its status and no body. */
+	rec.rr_seq = 7;
+	rec.rr_opcode = NC_OP_UNLINK;
+	rec.rr_status = -ENOTEMPTY;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_save(t_ns, ca, 63, &rec), 0);
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_find(t_ns, ca, 0, 41, &got), 0);
+	CU_ASSERT_EQUAL(got.rr_seq, 41);
+	CU_ASSERT_EQUAL(got.rr_opcode, NC_OP_CREATE);
+	CU_ASSERT_EQUAL(got.rr_status, 0);
+	CU_ASSERT_EQUAL_FATAL(got.rr_len, sizeof(body));
+	CU_ASSERT(memcmp(got.rr_body, body, sizeof(body)) == 0);
+	free(got.rr_body);
+	/* Other ids, slots and clients. */
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 42, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 40, &got), -ESTALE);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 1, 41, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, cb, 0, 41, &got), -ENOENT);
+
+	/* Kept across a restart. */
+	t_reopen();
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_find(t_ns, ca, 63, 7, &got), 0);
+	CU_ASSERT_EQUAL(got.rr_opcode, NC_OP_UNLINK);
+	CU_ASSERT_EQUAL(got.rr_status, -ENOTEMPTY);
+	CU_ASSERT_EQUAL(got.rr_len, 0);
+	CU_ASSERT_PTR_NULL(got.rr_body);
+
+	/* A later request of the slot replaces the record. */
+	rec.rr_seq = 50;
+	rec.rr_opcode = NC_OP_RENAME;
+	rec.rr_status = 0;
+	rec.rr_len = 3;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_save(t_ns, ca, 0, &rec), 0);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 41, &got), -ESTALE);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_reply_find(t_ns, ca, 0, 50, &got), 0);
+	CU_ASSERT_EQUAL(got.rr_len, 3);
+	free(got.rr_body);
+
+	/* Expiry: nothing is older than an hour ago; everything is older
+	 * than a minute from now. */
+	CU_ASSERT_EQUAL(mds_ns_reply_expire(t_ns, (int64_t)time(NULL) - 3600, &removed), 0);
+	CU_ASSERT_EQUAL(removed, 0);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 50, &got), 0);
+	free(got.rr_body);
+	CU_ASSERT_EQUAL(mds_ns_reply_expire(t_ns, (int64_t)time(NULL) + 60, &removed), 0);
+	CU_ASSERT_EQUAL(removed, 2);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 0, 50, &got), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_reply_find(t_ns, ca, 63, 7, &got), -ENOENT);
 }
 
 /* The geometry: given (2+1 over 3), or kept with fewer data chunks when
@@ -1880,6 +1992,134 @@ static void test_statfs(void)
 	CU_ASSERT_EQUAL(st2.s_ffree, st.s_files - 2);
 }
 
+
+/* An MDT with a map of T_SMALL_MAP bytes, in place of the test's own. */
+#define T_SMALL_MAP (1ull << 20)
+
+static void t_small_mdt(void)
+{
+	char dir[PATH_MAX + 16];
+
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+	snprintf(dir, sizeof(dir), "%s/small", t_base);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_format(dir, "testfs", t_uuid, T_SMALL_MAP), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_open(dir, T_SMALL_MAP, &t_ns), 0);
+}
+
+static void t_name(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "file-%06d-padded-to-take-some-room-in-the-dirents", i);
+}
+
+static bool t_exists(const char *name)
+{
+	struct nc_attr a;
+
+	return mds_ns_lookup(t_ns, &t_rootc, &t_root, name, &a) == 0;
+}
+
+/*
+ * A full MDT, as the MDS's writer thread drives it: batches of creates run
+ * until mds_ns_is_full() (the reserve is reached, and the server refuses
+ * creates), and every batch commits.  On the reserve, every file can still
+ * be removed, in batches too, after which the MDT has room again.
+ */
+static void test_mdt_full_reserve(void)
+{
+	uint64_t left = 0, map = 0;
+	char name[NC_NAME_MAX + 1];
+	int n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_small_mdt();
+	CU_ASSERT_EQUAL(mds_ns_reserve(T_SMALL_MAP), T_SMALL_MAP / 4);
+	CU_ASSERT_EQUAL(mds_ns_reserve(1ull << 30), 64ull << 20);
+	CU_ASSERT_EQUAL(mds_ns_reserve(64ull << 20), 4ull << 20);
+	CU_ASSERT_EQUAL(mds_ns_reserve(1ull << 40), 1ull << 30);
+	CU_ASSERT_FALSE(mds_ns_is_full(t_ns, NULL, NULL));
+	while (!mds_ns_is_full(t_ns, &left, &map) && n < 100000) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_begin(t_ns), 0);
+		for (int i = 0; i < 64; i++, n++) {
+			t_name(name, sizeof(name), n);
+			CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, name,
+						       S_IFREG | 0644, NULL), 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_end(t_ns), 0);
+	}
+	CU_ASSERT(n > 64 && n < 100000);
+	CU_ASSERT_EQUAL(map, T_SMALL_MAP);
+	CU_ASSERT(left < mds_ns_reserve(map) + 1);
+	/* Everything committed is there, also after a restart. */
+	mds_ns_close(t_ns);
+	{
+		char dir[PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s/small", t_base);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_open(dir, T_SMALL_MAP, &t_ns), 0);
+	}
+	CU_ASSERT_TRUE(mds_ns_is_full(t_ns, NULL, NULL));
+	for (int i = 0; i < n; i += 997) {
+		t_name(name, sizeof(name), i);
+		CU_ASSERT_TRUE(t_exists(name));
+	}
+	/* Removals run on the reserve. */
+	for (int i = 0; i < n;) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_begin(t_ns), 0);
+		for (int j = 0; j < 64 && i < n; j++, i++) {
+			t_name(name, sizeof(name), i);
+			CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, name, false), 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(mds_ns_batch_end(t_ns), 0);
+	}
+	CU_ASSERT_FALSE(mds_ns_is_full(t_ns, NULL, NULL));
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "again", S_IFREG | 0644, NULL), 0);
+	CU_ASSERT_TRUE(t_exists("again"));
+}
+
+/*
+ * Past the reserve, an operation that finds the map full fails alone with
+ * ENOSPC (its nested transaction is undone); the batch either commits,
+ * with the operations that succeeded, or fails as a whole: nothing is ever
+ * reported done that was not committed.
+ */
+static void test_mdt_full_batch(void)
+{
+	char name[NC_NAME_MAX + 1];
+	int n = 0, rc = 0, end;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_small_mdt();
+	CU_ASSERT_EQUAL_FATAL(mds_ns_batch_begin(t_ns), 0);
+	CU_ASSERT_EQUAL(t_create(&t_rootc, &t_root, "first", S_IFREG | 0644, NULL), 0);
+	while (n < 100000) {
+		t_name(name, sizeof(name), n);
+		rc = t_create(&t_rootc, &t_root, name, S_IFREG | 0644, NULL);
+		if (rc)
+			break;
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, -ENOSPC);
+	/* The batch is still usable: a read sees what it wrote. */
+	CU_ASSERT_TRUE(t_exists("first"));
+	end = mds_ns_batch_end(t_ns);
+	CU_ASSERT(end == 0 || end == -ENOSPC);
+	mds_ns_close(t_ns);
+	{
+		char dir[PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s/small", t_base);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_open(dir, T_SMALL_MAP, &t_ns), 0);
+	}
+	CU_ASSERT_EQUAL(t_exists("first"), end == 0);
+	if (n > 0) {
+		t_name(name, sizeof(name), n - 1);
+		CU_ASSERT_EQUAL(t_exists(name), end == 0);
+	}
+	t_name(name, sizeof(name), n);
+	CU_ASSERT_FALSE(t_exists(name));
+}
+
 static void test_corrupt(void)
 {
 	static const uint8_t junk[] = { 0xff, 0xfe, 0x01, 0x02, 0x03 };
@@ -2088,6 +2328,35 @@ static void test_changelog(void)
 	free(r);
 }
 
+/* What a peer may put in a CREATE that no client sends: unknown flags and
+ * an unknown file type are refused and leave no entry behind. */
+static void test_create_refuses_unknown(void)
+{
+	static const uint32_t bad_flags[] = { 0x8u, 0x80000000u, ~NC_CREATE_FLAGS };
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	strcpy(cq.cq_name, "odd");
+	cq.cq_mode = S_IFREG | 0644;
+	for (size_t i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
+		cq.cq_flags = bad_flags[i] | NC_CREATE_EXCL;
+		CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	}
+	cq.cq_flags = NC_CREATE_EXCL;
+	cq.cq_mode = S_IFMT | 0644;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "odd", &a), -ENOENT);
+	/* The known flags still work. */
+	cq.cq_mode = S_IFREG | 0644;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "odd", &a), 0);
+}
+
 int main(void)
 {
 	static const struct {
@@ -2096,6 +2365,7 @@ int main(void)
 	} tests[] = {
 		{ "format and open", test_format_open },
 		{ "create, lookup, getattr", test_create_lookup_getattr },
+		{ "create refuses unknown flags and types", test_create_refuses_unknown },
 		{ "mkdir nlink accounting", test_mkdir_nlink },
 		{ "unlink and rmdir errors", test_unlink_errors },
 		{ "rename over a file", test_rename_over_file },
@@ -2125,9 +2395,14 @@ int main(void)
 		  test_pool_admin },
 		{ "OST pools restrict new layouts", test_pool_layout },
 		{ "statfs", test_statfs },
+		{ "full MDT: creates up to the reserve, removals on it", test_mdt_full_reserve },
+		{ "full MDT: one operation fails, its batch stays consistent",
+		  test_mdt_full_batch },
 		{ "corrupt records", test_corrupt },
 		{ "concurrent creates", test_concurrent_create },
 		{ "changelog", test_changelog },
+		{ "reply records", test_reply_records },
+		{ "migration: abandoned ones expire", test_migrate_expire },
 	};
 	unsigned int failures;
 	CU_pSuite suite;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1138,6 +1139,71 @@ static int suite_fini(void)
 	return nftw(base_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Fills the filesystem of @dir with a file of its own, to the last byte. */
+static void fill_fs(const char *dir)
+{
+	static char junk[65536];
+	char path[512];
+	size_t n = sizeof(junk);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/junk", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	while (n >= 1) {
+		if (write(fd, junk, n) < 0)
+			n /= 2;
+	}
+	close(fd);
+}
+
+/*
+ * A write that finds the OST's filesystem full fails with ENOSPC and
+ * changes nothing: the object's bytes, its edge block included, read back
+ * as they were, checksums and all; once space is freed the same write
+ * succeeds.  Needs a small filesystem: a tmpfs mounted for the test (as
+ * root), else the test is skipped.
+ */
+static void test_write_enospc(void)
+{
+	const size_t old = 200000, len = 300000;
+	static uint8_t before[200000], after[300000], got[300100];
+	struct nc_fid fid = { .f_seq = 0x200000400ull, .f_oid = 7 };
+	struct nc_fid fid2 = { .f_seq = 0x200000400ull, .f_oid = 8 };
+	char mnt[300], dir[320], path[512];
+	struct oss_ost *ost = NULL;
+
+	snprintf(mnt, sizeof(mnt), "%s/small", base_dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(mnt, 0700), 0);
+	if (mount("nacre-test", mnt, "tmpfs", 0, "size=1m") != 0) {
+		printf("(skipped: cannot mount a tmpfs: %s) ", strerror(errno));
+		rmdir(mnt);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/ost", mnt);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_format(dir, FSNAME, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	fill_random(before, sizeof(before));
+	fill_random(after, sizeof(after));
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, before, old), 0);
+	fill_fs(mnt);
+	/* Over the old bytes and past them: the new blocks cannot be had. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 100, after, len), -ENOSPC);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid2, 0, after, len), -ENOSPC);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, got, sizeof(got)), (ssize_t)old);
+	CU_ASSERT_EQUAL(memcmp(got, before, old), 0);
+	/* Space freed: the same write goes through. */
+	snprintf(path, sizeof(path), "%s/junk", mnt);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 100, after, len), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, got, sizeof(got)), (ssize_t)(100 + len));
+	CU_ASSERT_EQUAL(memcmp(got, before, 100), 0);
+	CU_ASSERT_EQUAL(memcmp(got + 100, after, len), 0);
+	oss_ost_close(ost);
+	CU_ASSERT_EQUAL(umount2(mnt, MNT_DETACH), 0);
+	rmdir(mnt);
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -1172,7 +1238,8 @@ int main(void)
 	    !CU_add_test(suite, "large verified reads without a copy", test_read_hold_large) ||
 	    !CU_add_test(suite, "direct writes of aligned pages", test_direct_writes) ||
 	    !CU_add_test(suite, "verify in windows", test_verify_large) ||
-	    !CU_add_test(suite, "readers racing a writer", test_csum_race)) {
+	    !CU_add_test(suite, "readers racing a writer", test_csum_race) ||
+	    !CU_add_test(suite, "a write on a full OST changes nothing", test_write_enospc)) {
 		CU_cleanup_registry();
 		return 99;
 	}

@@ -255,28 +255,45 @@ int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
 	return rc;
 }
 
-/* Refreshes the stale marks of @l from the MDS (other writers may have set
- * some since the file was opened). */
-static void refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
+/*
+ * Takes the stale marks of @l from the MDS: other writers may have set
+ * some since the file was opened, and a rebuild may have cleared some.
+ * Clearing matters to a writer: one that still took a rebuilt shard for
+ * stale would skip it, leaving old bytes there that no mark warns of.
+ * The caller holds the rows' lock, and a rebuild clears marks under the
+ * whole file's lock, so what the MDS says holds until the lock goes.
+ * 0, or -errno when the MDS could not be asked (@l is left as it was).
+ */
+static int refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
 {
-	struct nacre_layout *cur;
-	struct nacre_fid f;
+	struct nc_layout *cur;
+	int rc;
 
 	if (!fid)
-		return; /* new objects of a migration: no marks elsewhere */
-	f.seq = fid->f_seq;
-	f.oid = fid->f_oid;
+		return 0; /* new objects of a migration: no marks elsewhere */
 	cur = malloc(sizeof(*cur));
 	if (!cur)
-		return;
-	if (nacre_getlayout_fid(fs, &f, cur) == 0 && cur->shard_count == l->l_stripe_count) {
-		for (uint32_t s = 0; s < l->l_stripe_count; s++) {
-			if (cur->shards[s].ost != l->l_shards[s].ls_ost)
-				break;
-			l->l_shards[s].ls_flags |= cur->shards[s].flags & NC_SHARD_STALE;
-		}
-	}
+		return -ENOMEM;
+	rc = cl_md_getlayout(fs, fid, cur);
+	if (rc || cur->l_stripe_count != l->l_stripe_count)
+		goto out;
+	for (uint32_t s = 0; s < l->l_stripe_count; s++)
+		if (cur->l_shards[s].ls_ost != l->l_shards[s].ls_ost)
+			goto out; /* another layout: its marks say nothing of ours */
+	for (uint32_t s = 0; s < l->l_stripe_count; s++)
+		l->l_shards[s].ls_flags = (l->l_shards[s].ls_flags & ~NC_SHARD_STALE) |
+					  (cur->l_shards[s].ls_flags & NC_SHARD_STALE);
+out:
 	free(cur);
+	return rc;
+}
+
+static bool layout_has_stale(const struct nc_layout *l)
+{
+	for (uint32_t s = 0; s < l->l_stripe_count; s++)
+		if (l->l_shards[s].ls_flags & NC_SHARD_STALE)
+			return true;
+	return false;
 }
 
 /* ---- reads ---- */
@@ -744,7 +761,11 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	rc = fid ? cl_lock_rows(fs, fid, l, r0, r1 - r0 + 1, &lock_ost) : 0;
 	if (rc)
 		goto out_free;
-	refresh_marks(fs, fid, l);
+	/* Unsure whether a shard we take for stale was rebuilt meanwhile,
+	 * writing around it could leave it silently old: fail instead. */
+	rc = refresh_marks(fs, fid, l);
+	if (rc && !layout_has_stale(l))
+		rc = 0;
 	for (uint64_t row = r0; !rc && row <= r1; row++) {
 		uint64_t rs = row * rowbytes, a = off > rs ? off - rs : 0;
 		uint64_t b = off + len < rs + rowbytes ? off + len - rs : rowbytes;

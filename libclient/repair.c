@@ -4,7 +4,11 @@
  * replaced OST) and scrub (checksums verified on the OSTs, corrupt chunks
  * rewritten).  Both hold a lock over the whole file while they run, renewed
  * as they go, so no writer changes a row behind their back; the stale marks
- * are cleared only once every row of the shard has been rewritten.
+ * are cleared only once every row of the shard has been rewritten.  A
+ * rebuild runs beside writers (the MDS's catch-up rebuild does), so once
+ * it holds the lock it takes the stale marks afresh from the MDS and
+ * rebuilds every row the objects hold, not only those under the size it
+ * opened the file with: a writer's data lands before its size update.
  */
 #include "config.h"
 
@@ -148,17 +152,96 @@ out:
 	return rc;
 }
 
+/*
+ * The rows the objects hold data in, as their OSTs see them now (shards in
+ * @skip and stale ones are not asked; an unreachable OST is passed over).
+ * A writer sends its data before the size update that makes it visible, so
+ * a write that ended just before the rebuild took the file's lock may have
+ * put rows past the size the rebuild opened the file with: those rows need
+ * rebuilding too before the marks go.
+ */
+static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip)
+{
+	const struct nc_layout *l = &rp->rp_layout;
+	uint64_t S = l->l_stripe_size, N = l->l_stripe_count, w = l->l_k + l->l_m, rows = 0;
+
+	for (uint32_t s = 0; s < l->l_stripe_count; s++) {
+		struct nc_obj_req o = { .or_ost = l->l_shards[s].ls_ost,
+					.or_fid = *nc_layout_obj_fid(l, &rp->rp_fid) };
+		struct nc_obj_rep rep = { 0 };
+		struct nc_cconn *cc;
+		struct nc_call call;
+		uint64_t last;
+
+		if ((skip >> s & 1) || (l->l_shards[s].ls_flags & NC_SHARD_STALE))
+			continue;
+		if (cl_ost_conn(rp->rp_fs, o.or_ost, &cc))
+			continue;
+		if (nc_cconn_rpc(cc, NC_OP_OBJ_STAT, (nc_xdr_fn)nc_wire_obj_req, &o,
+				 (nc_xdr_fn)nc_wire_obj_rep, &rep, &call))
+			continue;
+		nc_call_fini(&call);
+		if (!rep.op_size)
+			continue;
+		last = (rep.op_size + S - 1) / S - 1;   /* its last chunk */
+		if ((last * N + s) / w + 1 > rows)
+			rows = (last * N + s) / w + 1;
+	}
+	return rows;
+}
+
 static void repair_progress(struct repair *rp, uint64_t done)
 {
 	if (rp->rp_cb)
 		rp->rp_cb(done, rp->rp_rows, rp->rp_arg);
 }
 
+/* The stale shards of the file, and those to regenerate (@ost's too). */
+static void repair_targets(const struct repair *rp, uint32_t ost, uint64_t *stale,
+			   uint64_t *targets)
+{
+	*stale = *targets = 0;
+	for (uint32_t s = 0; s < rp->rp_layout.l_stripe_count; s++) {
+		const struct nc_layout_shard *ls = &rp->rp_layout.l_shards[s];
+
+		if (ls->ls_flags & NC_SHARD_STALE)
+			*stale |= 1ull << s;
+		if ((ls->ls_flags & NC_SHARD_STALE) || (ost != NACRE_OST_ANY && ls->ls_ost == ost))
+			*targets |= 1ull << s;
+	}
+}
+
+/*
+ * Takes the stale marks of the file from the MDS once its lock is held: a
+ * writer may have marked another shard between the open and the lock, and
+ * a shard marked stale must be neither a source nor left as it is.
+ */
+static int repair_refresh_marks(struct repair *rp)
+{
+	struct nc_layout *cur = malloc(sizeof(*cur));
+	struct nc_layout *l = &rp->rp_layout;
+	int rc;
+
+	if (!cur)
+		return -ENOMEM;
+	rc = cl_md_getlayout(rp->rp_fs, &rp->rp_fid, cur);
+	if (!rc && cur->l_stripe_count != l->l_stripe_count)
+		rc = -ESTALE; /* re-laid out meanwhile (migrated): try again */
+	for (uint32_t s = 0; !rc && s < l->l_stripe_count; s++)
+		if (cur->l_shards[s].ls_ost != l->l_shards[s].ls_ost)
+			rc = -ESTALE;
+	for (uint32_t s = 0; !rc && s < l->l_stripe_count; s++)
+		l->l_shards[s].ls_flags = (l->l_shards[s].ls_flags & ~NC_SHARD_STALE) |
+					  (cur->l_shards[s].ls_flags & NC_SHARD_STALE);
+	free(cur);
+	return rc;
+}
+
 NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t ost,
 				nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st)
 {
 	struct repair *rp = malloc(sizeof(*rp));
-	uint64_t targets = 0, stale = 0;
+	uint64_t targets = 0, stale = 0, extra = 0;
 	int rc;
 
 	if (!rp)
@@ -166,14 +249,7 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 	rc = repair_open(rp, fs, fid, cb, arg);
 	if (rc)
 		goto out;
-	for (uint32_t s = 0; s < rp->rp_layout.l_stripe_count; s++) {
-		const struct nc_layout_shard *ls = &rp->rp_layout.l_shards[s];
-
-		if (ls->ls_flags & NC_SHARD_STALE)
-			stale |= 1ull << s;
-		if ((ls->ls_flags & NC_SHARD_STALE) || (ost != NACRE_OST_ANY && ls->ls_ost == ost))
-			targets |= 1ull << s;
-	}
+	repair_targets(rp, ost, &stale, &targets);
 	if (!targets)
 		goto out;
 	if (!rp->rp_layout.l_m) {
@@ -182,7 +258,17 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 	}
 	cl_count(fs, CL_CTR_REBUILD_FILES, 1);
 	cl_count(fs, CL_CTR_REBUILD_ROWS_PENDING, rp->rp_rows);
-	for (uint64_t row = 0; row < rp->rp_rows; row++) {
+	/* Locked from the start, even for a file empty at open. */
+	rc = repair_lock(rp);
+	if (!rc)
+		rc = repair_refresh_marks(rp);
+	if (!rc) {
+		uint64_t before = targets;
+
+		repair_targets(rp, ost, &stale, &targets);
+		targets |= before; /* a mark cleared meanwhile: rewriting is harmless */
+	}
+	for (uint64_t row = 0; !rc && row < rp->rp_rows; row++) {
 		rc = repair_lock(rp);
 		if (!rc)
 			rc = repair_row(rp, row, targets);
@@ -193,8 +279,19 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, 1);
 		repair_progress(rp, row + 1);
 	}
+	/* Under the lock no writer adds rows: those written before it count. */
+	for (uint64_t row = rp->rp_rows, end = rc ? 0 : repair_rows_stored(rp, targets);
+	     !rc && row < end; row++) {
+		rc = repair_lock(rp);
+		if (!rc)
+			rc = repair_row(rp, row, targets);
+		if (!rc)
+			extra++;
+	}
 	/* Rows a failure left undone are no longer pending. */
 	cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, rp->rp_rows - rp->rp_st.rows);
+	cl_count(fs, CL_CTR_REBUILD_ROWS, extra);
+	rp->rp_st.rows += extra;
 	cl_count(fs, CL_CTR_REBUILD_CHUNKS, rp->rp_st.chunks_fixed);
 	/* For a rebuild, every chunk it had to regenerate was a bad one. */
 	rp->rp_st.chunks_bad = rp->rp_st.chunks_fixed;

@@ -57,6 +57,16 @@ static void usage(FILE *f)
 		"  --pack-gc-threshold FRACTION\n"
 		"                      compact sealed packs whose live fraction is below\n"
 		"                      this (0 < FRACTION <= 1, default 0.5)\n"
+		"  --no-catchup        do not rebuild, when an OST comes back, the stale\n"
+		"                      shards writes left there (nacre rebuild does it)\n"
+		"  --catchup-workers N files the catch-up rebuild works on at once\n"
+		"                      (default 4)\n"
+		"  --catchup-delay SECONDS\n"
+		"                      wait from an OST coming up to its catch-up\n"
+		"                      (default 2)\n"
+		"  --catchup-sweep SECONDS\n"
+		"                      time between catch-up sweeps over every OST up\n"
+		"                      (default 600; 0 turns them off)\n"
 		"  --root-squash UID:GID\n"
 		"                      serve uid 0 and gid 0 of client requests as\n"
 		"                      UID and GID (default: no squash)\n"
@@ -105,6 +115,22 @@ static int parse_gc_threshold(const char *s, double *f)
 
 /* A bad --root-squash or --nosquash is a usage error, found before the
  * MDT is opened. */
+/* An integer option in [@lo, @hi]; 0 or -1 (with a message). */
+static int parse_count(const char *s, long lo, long hi, const char *what, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "nacre-mds: bad %s '%s' (%ld to %ld)\n", what, s, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 static int check_squash(const struct mds_conf *conf)
 {
 	struct mds_squash sq;
@@ -134,6 +160,10 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		{ "threads", required_argument, NULL, 't' },
 		{ "pack-gc-interval", required_argument, NULL, 'G' },
 		{ "pack-gc-threshold", required_argument, NULL, 'T' },
+		{ "no-catchup", no_argument, NULL, 'X' },
+		{ "catchup-workers", required_argument, NULL, 'W' },
+		{ "catchup-delay", required_argument, NULL, 'D' },
+		{ "catchup-sweep", required_argument, NULL, 'S' },
 		{ "root-squash", required_argument, NULL, 'R' },
 		{ "nosquash", required_argument, NULL, 'N' },
 		{ "changelog", no_argument, NULL, 'C' },
@@ -165,6 +195,24 @@ static int mds_parse(int ac, char **av, struct mds_main *m, struct nc_daemon *d)
 		case 'T':
 			if (parse_gc_threshold(optarg, &conf->mc_pack_gc_threshold))
 				return 2;
+			break;
+		case 'X': conf->mc_no_catchup = true; break;
+		case 'W':
+			if (parse_count(optarg, 1, 64, "--catchup-workers", &conf->mc_catchup_workers))
+				return 2;
+			break;
+		case 'D':
+			if (parse_count(optarg, 0, 3600, "--catchup-delay", &conf->mc_catchup_delay_ms))
+				return 2;
+			/* 0 s in the conf is "the default": negative is none. */
+			conf->mc_catchup_delay_ms = conf->mc_catchup_delay_ms ?
+						    conf->mc_catchup_delay_ms * 1000 : -1;
+			break;
+		case 'S':
+			if (parse_count(optarg, 0, 86400, "--catchup-sweep", &conf->mc_catchup_sweep_ms))
+				return 2;
+			conf->mc_catchup_sweep_ms = conf->mc_catchup_sweep_ms ?
+						    conf->mc_catchup_sweep_ms * 1000 : -1;
 			break;
 		case 'R': conf->mc_root_squash = optarg; break;
 		case 'N': conf->mc_nosquash = optarg; break;

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
+#include "mds/catchup.h"
 #include "mds/server.h"
 
 struct mds_metrics {
@@ -24,7 +25,57 @@ struct mds_metrics {
 	struct nc_metric *mm_map, *mm_used, *mm_page, *mm_free, *mm_inodes, *mm_destroy;
 	struct nc_metric *mm_up, *mm_down, *mm_full, *mm_marked, *mm_cleared, *mm_errors;
 	struct nc_metric *mm_replayed, *mm_expired;
+	struct nc_metric *mm_cu_passes, *mm_cu_files, *mm_cu_failed, *mm_cu_shards;
+	struct nc_metric *mm_cu_pending, *mm_cu_waiting, *mm_cu_running;
 };
+
+/* Brings counter @m up to @v, a total kept elsewhere. */
+static void mm_counter_to(struct nc_metric *m, uint64_t v)
+{
+	uint64_t cur = (uint64_t)nc_metric_value(m);
+
+	if (v > cur)
+		nc_metric_inc(m, v - cur);
+}
+
+/* The catch-up rebuild's figures: kept by its thread, copied at a scrape. */
+static void mm_collect_catchup(struct mds_metrics *mm)
+{
+	struct mds_catchup_stats cs;
+
+	mds_server_catchup_stats(mm->mm_mds, &cs);
+	mm_counter_to(mm->mm_cu_passes, cs.cs_passes);
+	mm_counter_to(mm->mm_cu_files, cs.cs_files);
+	mm_counter_to(mm->mm_cu_failed, cs.cs_failed);
+	mm_counter_to(mm->mm_cu_shards, cs.cs_shards);
+	nc_metric_set(mm->mm_cu_pending, (double)cs.cs_pending);
+	nc_metric_set(mm->mm_cu_waiting, cs.cs_osts_waiting);
+	nc_metric_set(mm->mm_cu_running, cs.cs_running);
+}
+
+static int mm_register_catchup(struct mds_metrics *mm)
+{
+	struct nc_metrics *r = mm->mm_reg;
+
+	mm->mm_cu_passes = nc_metrics_counter(r, "nacre_mds_catchup_passes_total",
+		"Catch-up rebuild passes finished.", NULL);
+	mm->mm_cu_files = nc_metrics_counter(r, "nacre_mds_catchup_files_total",
+		"Files whose stale shards the catch-up rebuild regenerated.", NULL);
+	mm->mm_cu_failed = nc_metrics_counter(r, "nacre_mds_catchup_failures_total",
+		"Catch-up rebuilds of a file that failed (tried again later).", NULL);
+	mm->mm_cu_shards = nc_metrics_counter(r, "nacre_mds_catchup_shards_cleared_total",
+		"Stale marks the catch-up rebuild cleared.", NULL);
+	mm->mm_cu_pending = nc_metrics_gauge(r, "nacre_mds_catchup_files_pending",
+		"Files found with stale shards and not yet rebuilt by the current pass.", NULL);
+	mm->mm_cu_waiting = nc_metrics_gauge(r, "nacre_mds_catchup_osts_waiting",
+		"OSTs up whose catch-up pass is still to come.", NULL);
+	mm->mm_cu_running = nc_metrics_gauge(r, "nacre_mds_catchup_running",
+		"1 while a catch-up pass is under way.", NULL);
+	if (!mm->mm_cu_passes || !mm->mm_cu_files || !mm->mm_cu_failed || !mm->mm_cu_shards ||
+	    !mm->mm_cu_pending || !mm->mm_cu_waiting || !mm->mm_cu_running)
+		return -ENOMEM;
+	return 0;
+}
 
 static void mm_collect(void *arg)
 {
@@ -50,6 +101,7 @@ static void mm_collect(void *arg)
 	nc_metric_set(mm->mm_up, set.os_count + full);
 	nc_metric_set(mm->mm_down, set.os_ndown - full);
 	nc_metric_set(mm->mm_full, full);
+	mm_collect_catchup(mm);
 }
 
 static int mm_render(void *arg, char **text, size_t *len)
@@ -98,6 +150,8 @@ static int mm_register(struct mds_metrics *mm)
 	if (!mm->mm_map || !mm->mm_used || !mm->mm_page || !mm->mm_free || !mm->mm_inodes ||
 	    !mm->mm_destroy || !mm->mm_up || !mm->mm_down || !mm->mm_full || !mm->mm_marked ||
 	    !mm->mm_cleared || !mm->mm_errors || !mm->mm_replayed || !mm->mm_expired)
+		return -ENOMEM;
+	if (mm_register_catchup(mm))
 		return -ENOMEM;
 	return nc_metrics_on_collect(r, mm_collect, mm);
 }

@@ -153,6 +153,27 @@ int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id);
 int mds_ns_pack_getlayout(struct mds_ns *ns, uint64_t id, struct nc_layout *out);
 int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint32_t set,
 			    uint32_t clear, struct nc_layout *out);
+/* Where a scan for stale shards (mds_ns_stale_scan()) stands; zeroed to
+ * start one. */
+struct mds_stale_pos {
+	struct nc_fid sp_after;         /* the last inode looked at */
+	bool sp_started;
+	bool sp_done;                   /* the whole table was scanned */
+};
+
+/* Whether @l (erasure-coded) has a shard marked stale on an OST whose flag
+ * in @osts (NC_MAX_OSTS of them) is set. */
+bool mds_layout_is_stale_on(const struct nc_layout *l, const bool *osts);
+/*
+ * The next erasure-coded files, in FID order after @pos, with a shard
+ * marked stale on one of @osts: up to @max FIDs in @out, *@count of them.
+ * One call looks at a bounded slice of the inode table in one read
+ * transaction, so *@count may be 0 before the end: scan until
+ * pos->sp_done.  Packed files are left out (their marks are the pack's).
+ * 0 or -errno.
+ */
+int mds_ns_stale_scan(struct mds_ns *ns, const bool *osts, struct mds_stale_pos *pos,
+		      struct nc_fid *out, uint32_t max, uint32_t *count);
 int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
 		     uint32_t *count);
 int mds_ns_pack_files(struct mds_ns *ns, uint64_t id, const struct nc_fid *after,

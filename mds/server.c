@@ -31,6 +31,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "mds/catchup.h"
 #include "mds/pack_gc.h"
 #include "mds/server.h"
 
@@ -79,6 +80,7 @@ struct mds_server {
 	struct mds_oss_conn ms_oss[NC_MAX_OSTS];
 	int ms_noss;
 	struct mds_pack_gc *ms_pack_gc;   /* NULL: compaction off */
+	struct mds_catchup *ms_catchup;   /* NULL: catch-up rebuild off */
 	struct mds_squash ms_squash;
 	char ms_keyfile[4096];          /* the cluster key file, resolved */
 	uint8_t ms_key[NC_AUTH_KEY_LEN];
@@ -191,8 +193,9 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 			mds_metrics_stale(mds->ms_metrics, marked, 0);
 		if (!rc)
 			nc_warn("mds", "OST %u was replaced (new uuid): %" PRIu64 " files have "
-				"stale shards there; run nacre rebuild --ost %u", ost->o_index,
-				marked, ost->o_index);
+				"stale shards there; %s nacre rebuild --ost %u", ost->o_index,
+				marked, mds->ms_catchup ? "the catch-up rebuilds them, or" : "run",
+				ost->o_index);
 	} else {
 		rc = mds_ns_ost_register(mds->ms_ns, ost);
 	}
@@ -211,6 +214,7 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 	ol->ol_up = true;
 	ol->ol_conn = conn_id;
 	pthread_mutex_unlock(&mds->ms_ost_lock);
+	mds_catchup_ost_up(mds->ms_catchup, ost->o_index);
 	recovery_check(mds);
 	mds_server_kick_destroy(mds);
 	return 0;
@@ -968,6 +972,54 @@ void mds_server_kick_pack_gc(struct mds_server *mds)
 		mds_pack_gc_kick(mds->ms_pack_gc);
 }
 
+static bool catchup_ost_is_up(void *arg, uint32_t ost)
+{
+	struct mds_server *mds = arg;
+	bool up;
+
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	up = mds->ms_osts[ost].ol_known && mds->ms_osts[ost].ol_up;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	return up;
+}
+
+/* The catch-up rebuild thread, a client of this MDS once it serves. */
+static int catchup_start(struct mds_server *mds)
+{
+	const struct mds_conf *c = &mds->ms_conf;
+	struct mds_catchup_conf cc = {
+		.cc_fsname = c->mc_fsname,
+		.cc_keyfile = mds->ms_keyfile,
+		.cc_ns = mds->ms_ns,
+		.cc_workers = c->mc_catchup_workers > 0 ? c->mc_catchup_workers :
+			      MDS_CATCHUP_WORKERS_DEFAULT,
+		.cc_delay_ms = c->mc_catchup_delay_ms < 0 ? 0 : c->mc_catchup_delay_ms > 0 ?
+			       c->mc_catchup_delay_ms : MDS_CATCHUP_DELAY_MS_DEFAULT,
+		.cc_sweep_ms = c->mc_catchup_sweep_ms < 0 ? 0 : c->mc_catchup_sweep_ms > 0 ?
+			       c->mc_catchup_sweep_ms : MDS_CATCHUP_SWEEP_MS_DEFAULT,
+		.cc_up = catchup_ost_is_up,
+		.cc_arg = mds,
+	};
+	char addr[NC_ADDR_MAX + 32];
+	int rc;
+
+	if (c->mc_no_catchup)
+		return 0;
+	rc = self_addr(mds, addr, sizeof(addr));
+	if (rc)
+		return rc;
+	cc.cc_addr = addr;
+	rc = mds_catchup_start(&cc, &mds->ms_catchup);
+	if (rc)
+		nc_error("mds", "catch-up rebuild thread: %s", nc_strerror(rc));
+	return rc;
+}
+
+void mds_server_catchup_stats(struct mds_server *mds, struct mds_catchup_stats *st)
+{
+	mds_catchup_stats(mds->ms_catchup, st);
+}
+
 int mds_server_start(struct mds_server *mds)
 {
 	int rc = pthread_create(&mds->ms_writer, NULL, writer_main, mds);
@@ -975,6 +1027,11 @@ int mds_server_start(struct mds_server *mds)
 	if (rc)
 		return -rc;
 	mds->ms_writer_started = true;
+	/* Before serving, so no OST registers unseen; its first pass waits
+	 * for the OSTs to come. */
+	rc = catchup_start(mds);
+	if (rc)
+		return rc;
 	rc = nc_server_start(mds->ms_srv);
 	if (rc)
 		return rc;
@@ -1006,6 +1063,8 @@ void mds_server_stop(struct mds_server *mds)
 	/* First: a pass under way needs this MDS to serve it. */
 	mds_pack_gc_stop(mds->ms_pack_gc);
 	mds->ms_pack_gc = NULL;
+	mds_catchup_stop(mds->ms_catchup);
+	mds->ms_catchup = NULL;
 	if (mds->ms_destroy_started) {
 		pthread_mutex_lock(&mds->ms_lock);
 		mds->ms_stopping = true;

@@ -38,6 +38,14 @@ struct mds_conf {
 	 * /etc/nacre/FSNAME.key.  Formatting creates it when it is missing. */
 	const char *mc_keyfile;
 	const char *mc_metrics;         /* metrics port "tcp://host:port"; NULL: none */
+	/* Catch-up rebuild of OSTs that come back (mds/catchup.h): off, files
+	 * rebuilt at once (0: 4), delay from an OST coming up to its pass
+	 * (0: 2 s, negative: none) and time between sweeps over every OST
+	 * (0: 10 min, negative: none). */
+	bool mc_no_catchup;
+	int mc_catchup_workers;
+	int mc_catchup_delay_ms;
+	int mc_catchup_sweep_ms;
 };
 
 struct mds_server;
@@ -65,6 +73,9 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 			    uint64_t conn_id);
 /* Asks for a pack compaction pass now (when compaction is on). */
 void mds_server_kick_pack_gc(struct mds_server *mds);
+/* The catch-up rebuild's progress (all zero when it is off). */
+struct mds_catchup_stats;
+void mds_server_catchup_stats(struct mds_server *mds, struct mds_catchup_stats *st);
 /* Wakes the destroy thread (a file lost its last link). */
 void mds_server_kick_destroy(struct mds_server *mds);
 void mds_handle(struct nc_req *req, void *arg);

@@ -945,6 +945,81 @@ static void test_layout_auto_ec(void)
 	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), -ENOSPC);
 }
 
+/* Scans for files with stale shards on @osts, @max at a time: how many. */
+static uint32_t t_stale_files(const bool *osts, uint32_t max, struct nc_fid *out)
+{
+	struct mds_stale_pos pos = { 0 };
+	struct nc_fid got[8];
+	uint32_t n = 0, count;
+
+	while (!pos.sp_done) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_stale_scan(t_ns, osts, &pos, got, max, &count), 0);
+		CU_ASSERT_FATAL(count <= max);
+		for (uint32_t i = 0; i < count; i++)
+			if (out)
+				out[n + i] = got[i];
+		n += count;
+	}
+	return n;
+}
+
+static void test_stale_scan(void)
+{
+	struct mds_ost_set degraded = { 0 };
+	bool *osts = calloc(NC_MAX_OSTS, sizeof(*osts));
+	struct nc_create_req cq;
+	struct nc_layout l, l1 = { 0 };
+	struct nc_fid f1 = { 0 }, found[8];
+	struct nc_attr a;
+	uint32_t s2 = UINT32_MAX;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(osts);
+	degraded.os_count = 5;
+	for (uint32_t i = 0; i < 5; i++)
+		degraded.os_index[i] = i;
+	degraded.os_ndown = 1;
+	degraded.os_down[0] = 5;
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	cq.cq_mode = S_IFREG | 0644;
+	cq.cq_flags = NC_CREATE_EXCL;
+	/* Three EC 4+2 files laid out while OST 5 is down: stale there. */
+	for (int i = 0; i < 3; i++) {
+		snprintf(cq.cq_name, sizeof(cq.cq_name), "stale%d", i);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), 0);
+		CU_ASSERT_EQUAL_FATAL(l.l_m, 2);
+		if (i == 1) {
+			f1 = a.a_fid;
+			l1 = l;
+		}
+	}
+	osts[5] = true;
+	CU_ASSERT_EQUAL(t_stale_files(osts, 8, NULL), 3);
+	/* Found however small the batches. */
+	CU_ASSERT_EQUAL(t_stale_files(osts, 1, NULL), 3);
+	osts[5] = false;
+	osts[2] = true;
+	CU_ASSERT_EQUAL(t_stale_files(osts, 8, NULL), 0);
+
+	/* A write marks file 1's shard on OST 2 stale. */
+	for (uint32_t s = 0; s < l1.l_stripe_count; s++)
+		if (l1.l_shards[s].ls_ost == 2)
+			s2 = s;
+	CU_ASSERT_FATAL(s2 != UINT32_MAX);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_shard_state(t_ns, &t_rootc, &f1, s2, NC_SHARD_STALE, 0,
+						 &l), 0);
+	CU_ASSERT_TRUE(mds_layout_is_stale_on(&l, osts));
+	CU_ASSERT_EQUAL_FATAL(t_stale_files(osts, 8, found), 1);
+	CU_ASSERT_TRUE(nc_fid_eq(&found[0], &f1));
+	/* A rebuild clears it. */
+	CU_ASSERT_EQUAL_FATAL(mds_ns_shard_state(t_ns, &t_rootc, &f1, s2, 0, NC_SHARD_STALE,
+						 &l), 0);
+	CU_ASSERT_FALSE(mds_layout_is_stale_on(&l, osts));
+	CU_ASSERT_EQUAL(t_stale_files(osts, 8, NULL), 0);
+	free(osts);
+}
+
 static void test_layout_inherit(void)
 {
 	struct nc_layout t, out, l;
@@ -2305,6 +2380,7 @@ int main(void)
 		{ "xattrs", test_xattr },
 		{ "layout inheritance", test_layout_inherit },
 		{ "automatic erasure coding", test_layout_auto_ec },
+		{ "scan for stale shards by OST", test_stale_scan },
 		{ "setlayout on a file", test_setlayout_file },
 		{ "size updates", test_size_update },
 		{ "migration: alloc, version check, swap", test_migrate_swap },

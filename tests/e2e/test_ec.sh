@@ -114,11 +114,30 @@ test_2()
 }
 run_test 2 "files around the chunk and row sizes read back exactly" test_2
 
+# ec_pairs: the pairs of OSSes test 3 takes down, "A B" a line: all 15, or
+# with NACRE_E2E_EC_PAIRS=some four that take every OSS down once and mix
+# data and parity shards (for slow machines: the RDMA checks run in an
+# emulated one).
+ec_pairs()
+{
+	local a b
+	if [ "${NACRE_E2E_EC_PAIRS:-all}" = some ]; then
+		printf '%s\n' "0 1" "2 3" "4 5" "1 4"
+		return
+	fi
+	for a in 0 1 2 3 4 5; do
+		for b in $(seq $((a + 1)) 5); do
+			echo "$a $b"
+		done
+	done
+}
+
 test_3()
 {
 	local a b
-	for a in 0 1 2 3 4 5; do
-		for b in $(seq $((a + 1)) 5); do
+	ec_pairs > "$WORK/pairs"
+	while read -r a b; do
+		{
 			echo "-- OSS $a and $b down"
 			oss_stop "$a" "$b"
 			assert_eq "$(stopped_oss)" "oss$a oss$b" "OSS stopped"
@@ -127,8 +146,8 @@ test_3()
 				_e2e_assert_failed "a read with OSS $a and $b down returned wrong bytes or failed"
 			fi
 			oss_start "$a" "$b"
-		done
-	done
+		} < /dev/null
+	done < "$WORK/pairs"
 	# Everything reads right with all of them back.
 	cmp_files "${SIZES[@]}"
 }

@@ -40,7 +40,7 @@ struct cl_ost {
 	/* When a request to this OST last timed out with none answered since
 	 * (0: it answers).  Erasure-coded reads decode around a silent OST
 	 * for a while rather than wait out a timeout per request. */
-	int64_t co_silent_ms;
+	_Atomic int64_t co_silent_ms;
 };
 
 /* readahead.c: counters of the files a client changed, and the most

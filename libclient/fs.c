@@ -188,11 +188,16 @@ out:
 
 void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc)
 {
+	_Atomic int64_t *silent;
+
 	if (idx >= NC_MAX_OSTS || (rc && rc != -ETIMEDOUT))
 		return;
-	pthread_mutex_lock(&fs->fs_lock);
-	fs->fs_osts[idx].co_silent_ms = rc ? nc_now_ms() : 0;
-	pthread_mutex_unlock(&fs->fs_lock);
+	/* Every request ends here: no lock, and no store while it answers. */
+	silent = &fs->fs_osts[idx].co_silent_ms;
+	if (rc)
+		atomic_store_explicit(silent, nc_now_ms(), memory_order_relaxed);
+	else if (atomic_load_explicit(silent, memory_order_relaxed))
+		atomic_store_explicit(silent, 0, memory_order_relaxed);
 }
 
 bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)
@@ -201,9 +206,7 @@ bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)
 
 	if (idx >= NC_MAX_OSTS)
 		return false;
-	pthread_mutex_lock(&fs->fs_lock);
-	since = fs->fs_osts[idx].co_silent_ms;
-	pthread_mutex_unlock(&fs->fs_lock);
+	since = atomic_load_explicit(&fs->fs_osts[idx].co_silent_ms, memory_order_relaxed);
 	return since && nc_now_ms() - since < 2 * (int64_t)fs->fs_timeout_ms;
 }
 

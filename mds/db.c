@@ -384,8 +384,8 @@ int mds_db_space(struct mds_db *db, uint64_t *map_size, uint64_t *used)
 	return 0;
 }
 
-int mds_db_free_bytes(struct mds_db *db, uint64_t enough, uint64_t *map_size,
-		      uint64_t *free_bytes)
+int mds_db_free_bytes(struct mds_db *db, uint64_t (*enough)(uint64_t map_size),
+		      uint64_t *map_size, uint64_t *free_bytes)
 {
 	struct mds_db_stats st;
 	int rc;
@@ -394,7 +394,7 @@ int mds_db_free_bytes(struct mds_db *db, uint64_t enough, uint64_t *map_size,
 	if (rc)
 		return rc;
 	*free_bytes = *map_size - st.ds_used;
-	if (*free_bytes >= enough)
+	if (*free_bytes >= enough(*map_size))
 		return 0;
 	rc = mds_db_stats(db, &st);
 	if (rc)

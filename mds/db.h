@@ -80,12 +80,12 @@ int mds_db_space(struct mds_db *db, uint64_t *map_size, uint64_t *used);
 
 /*
  * Bytes of the map still free: those past the last page used, plus, when
- * they are fewer than @enough, LMDB's free list (reusable pages; walking it
- * costs a read transaction, so it is skipped while the map has room).
- * Not to be called while this thread has a batch open.
+ * they are fewer than @enough(map size), LMDB's free list (reusable pages;
+ * walking it costs a read transaction, so it is skipped while the map has
+ * room).  Not to be called while this thread has a batch open.
  */
-int mds_db_free_bytes(struct mds_db *db, uint64_t enough, uint64_t *map_size,
-		      uint64_t *free_bytes);
+int mds_db_free_bytes(struct mds_db *db, uint64_t (*enough)(uint64_t map_size),
+		      uint64_t *map_size, uint64_t *free_bytes);
 
 /* The environment's size figures for the metrics port. */
 struct mds_db_stats {

@@ -31,20 +31,23 @@ uint64_t mds_ns_reserve(uint64_t map_size)
 	return r;
 }
 
+/* Free bytes below which the MDT is full: its reserve. */
+static uint64_t ns_full_below(uint64_t map_size)
+{
+	return mds_ns_reserve(map_size) + 1;
+}
+
 bool mds_ns_is_full(struct mds_ns *ns, uint64_t *free_bytes, uint64_t *map_size)
 {
-	uint64_t map, left, want;
+	uint64_t map, left;
 
-	if (mds_db_space(ns->ns_db, &map, &left))
-		return false;
-	want = mds_ns_reserve(map) + 1;
-	if (mds_db_free_bytes(ns->ns_db, want, &map, &left))
+	if (mds_db_free_bytes(ns->ns_db, ns_full_below, &map, &left))
 		return false;
 	if (free_bytes)
 		*free_bytes = left;
 	if (map_size)
 		*map_size = map;
-	return left < want;
+	return left < ns_full_below(map);
 }
 
 int mds_ns_statfs(struct mds_ns *ns, struct nc_statfs *st)

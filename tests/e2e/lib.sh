@@ -276,6 +276,46 @@ status_json() {
 	"$CLUSTER" status --json --dir "$CDIR"
 }
 
+# pywrite SRC DST CHUNK: SRC copied to DST with Python in CHUNK-byte writes
+# (odd sizes make every write straddle chunk boundaries).
+pywrite() {
+	python3 - "$1" "$2" "$3" <<'PYEOF'
+import sys
+src, dst, step = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(src, "rb") as i, open(dst, "wb") as o:
+    while True:
+        b = i.read(step)
+        if not b:
+            break
+        o.write(b)
+PYEOF
+}
+
+# all_running: every daemon of the cluster is running.
+all_running() {
+	[ "$(status_json | jget 'all(x["state"] == "running" for x in d["daemons"])')" = true ]
+}
+
+# stale_count DIR: stale shards over every regular file under DIR.
+stale_count() {
+	local -a files
+	mapfile -t files < <(find "$1" -type f)
+	if [ "${#files[@]}" = 0 ]; then
+		echo 0
+		return 0
+	fi
+	"$NACRE" getstripe --json "${files[@]}" |
+		python3 -c 'import json, sys
+d = json.load(sys.stdin)
+d = d if isinstance(d, list) else [d]
+print(sum(s["state"] == "stale" for l in d for s in l.get("shards", [])))'
+}
+
+# no_stale DIR: no shard of a file under DIR is marked stale.
+no_stale() {
+	[ "$(stale_count "$1")" = 0 ]
+}
+
 # ---------------------------------------------------------------- tests
 
 _e2e_selected() {

@@ -48,33 +48,6 @@ if python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null &&
 	export NACRE_LIBRARY PYTHONPATH PYTHONDONTWRITEBYTECODE NACRE_MDS NACRE_FSNAME
 fi
 
-# all_running: every daemon of the cluster is running.
-all_running()
-{
-	[ "$(status_json | jget 'all(x["state"] == "running" for x in d["daemons"])')" = true ]
-}
-
-# stale_count DIR: stale shards over every regular file under DIR.
-stale_count()
-{
-	local -a files
-	mapfile -t files < <(find "$1" -type f)
-	if [ "${#files[@]}" = 0 ]; then
-		echo 0
-		return 0
-	fi
-	"$NACRE" getstripe --json "${files[@]}" |
-		python3 -c 'import json, sys
-d = json.load(sys.stdin)
-d = d if isinstance(d, list) else [d]
-print(sum(s["state"] == "stale" for l in d for s in l.get("shards", [])))'
-}
-
-no_stale()
-{
-	[ "$(stale_count "$1")" = 0 ]
-}
-
 # chaos SECONDS: kills a random daemon now and then, starting it again
 # before the next, until SECONDS have passed.  One line per kill in
 # $WORK/kills.

@@ -14,22 +14,6 @@
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-data.XXXXXX")
 
-# pywrite SRC DST CHUNK: copies SRC to DST with Python in CHUNK-byte writes
-# (odd sizes make every write straddle chunk boundaries).
-pywrite()
-{
-	python3 - "$1" "$2" "$3" <<'PYEOF'
-import sys
-src, dst, step = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with open(src, "rb") as i, open(dst, "wb") as o:
-    while True:
-        b = i.read(step)
-        if not b:
-            break
-        o.write(b)
-PYEOF
-}
-
 # wait_all PID...: waits for every PID; fails if any of them failed.
 wait_all()
 {

@@ -300,27 +300,6 @@ test_7()
 }
 run_test 7 "a replaced OST is rebuilt with rebuild --ost" test_7
 
-# writer.py PATH WHO: writes 200 records of 1000 bytes at interleaved,
-# unaligned offsets; with WHO "expect" applies both writers' records to the
-# file PATH instead (the expected bytes).
-T8_WRITER='
-import os, random, sys
-
-def records(who):
-    for i in range(200):
-        slot = 2 * i if who == "A" else 2 * i + 1
-        seed = (1 if who == "A" else 2) * 100000 + i
-        yield 1000 * slot + 37, random.Random(seed).randbytes(1000)
-
-path, who = sys.argv[1], sys.argv[2]
-fd = os.open(path, os.O_WRONLY)
-for w in (["A", "B"] if who == "expect" else [who]):
-    for off, rec in records(w):
-        if os.pwrite(fd, rec, off) != len(rec):
-            sys.exit("short write at %d" % off)
-os.fsync(fd)
-os.close(fd)
-'
 
 T8_MNT=
 test_8_cleanup()
@@ -344,11 +323,11 @@ test_8()
 	mkdata "$WORK/shared" $((4 * S)) 88
 	cp -- "$WORK/shared" "$MNT/$f"
 	cp -- "$WORK/shared" "$WORK/shared.expect"
-	python3 -c "$T8_WRITER" "$WORK/shared.expect" expect
+	python3 "$E2E_LIB_DIR/rows_writer.py" "$WORK/shared.expect" expect
 
-	python3 -c "$T8_WRITER" "$MNT/$f" A &
+	python3 "$E2E_LIB_DIR/rows_writer.py" "$MNT/$f" A &
 	pa=$!
-	python3 -c "$T8_WRITER" "$m/$f" B &
+	python3 "$E2E_LIB_DIR/rows_writer.py" "$m/$f" B &
 	pb=$!
 	wait "$pa" || rc=1
 	wait "$pb" || rc=1

@@ -76,27 +76,6 @@ rounds_ge()
 	[ "$(reader_rounds "$1")" -ge "$2" ]
 }
 
-# stale_count DIR: stale shards over every regular file under DIR.
-stale_count()
-{
-	local -a files
-	mapfile -t files < <(find "$1" -type f)
-	if [ "${#files[@]}" = 0 ]; then
-		echo 0
-		return 0
-	fi
-	"$NACRE" getstripe --json "${files[@]}" |
-		python3 -c 'import json, sys
-d = json.load(sys.stdin)
-d = d if isinstance(d, list) else [d]
-print(sum(s["state"] == "stale" for l in d for s in l.get("shards", [])))'
-}
-
-no_stale()
-{
-	[ "$(stale_count "$1")" = 0 ]
-}
-
 # metric NAME: the MDS's value of metric NAME (first series).
 metric()
 {

@@ -23,12 +23,6 @@ oss_names()
 		tr ' ' '\n'
 }
 
-# all_running: every daemon of the cluster is running.
-all_running()
-{
-	[ "$(status_json | jget 'all(x["state"] == "running" for x in d["daemons"])')" = true ]
-}
-
 # listing DIR: the namespace under DIR with what must survive a restart.
 listing()
 {

@@ -47,20 +47,6 @@ mnt_of() {
 	if [ "$1" = A ]; then echo "$MNT_A"; else echo "$MNT_B"; fi
 }
 
-# pywrite SRC DST CHUNK: SRC copied to DST in CHUNK-byte writes.
-pywrite() {
-	python3 - "$1" "$2" "$3" <<'PYEOF'
-import sys
-src, dst, step = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with open(src, "rb") as i, open(dst, "wb") as o:
-    while True:
-        b = i.read(step)
-        if not b:
-            break
-        o.write(b)
-PYEOF
-}
-
 # c2o_read FILE: opens FILE once, prints the size fstat gives on that open
 # and the sha256 of what it reads.
 c2o_read() {
@@ -192,34 +178,15 @@ test_4() {
 }
 run_test 4 "truncate down and up by A, seen by B" test_4
 
-# Writer of test 5: 200 records of 1000 bytes at interleaved, unaligned
-# offsets, A's even slots and B's odd ones; "expect" writes both.
-T5_WRITER='
-import os, random, sys
-def records(who):
-    for i in range(200):
-        slot = 2 * i if who == "A" else 2 * i + 1
-        seed = (1 if who == "A" else 2) * 100000 + i
-        yield 1000 * slot + 37, random.Random(seed).randbytes(1000)
-path, who = sys.argv[1], sys.argv[2]
-fd = os.open(path, os.O_WRONLY)
-for w in (["A", "B"] if who == "expect" else [who]):
-    for off, rec in records(w):
-        if os.pwrite(fd, rec, off) != len(rec):
-            sys.exit("short write at %d" % off)
-os.fsync(fd)
-os.close(fd)
-'
-
 test_5() {
 	local pa pb rc=0 i
 	# The same rows of one file, written by both clients at once.
 	mkdata "$W/shared" $((5 * S)) 51
 	cp "$W/shared" "$MNT_A/shared"
-	python3 -c "$T5_WRITER" "$W/shared" expect
-	python3 -c "$T5_WRITER" "$MNT_A/shared" A &
+	python3 "$E2E_LIB_DIR/rows_writer.py" "$W/shared" expect
+	python3 "$E2E_LIB_DIR/rows_writer.py" "$MNT_A/shared" A &
 	pa=$!
-	python3 -c "$T5_WRITER" "$MNT_B/shared" B &
+	python3 "$E2E_LIB_DIR/rows_writer.py" "$MNT_B/shared" B &
 	pb=$!
 	wait "$pa" || rc=1
 	wait "$pb" || rc=1

@@ -284,6 +284,80 @@ NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 	return open_common(fs, &c, &attr, &layout, flags, out);
 }
 
+/* What a lookup with the open intent gave: enough to open for reading with
+ * no further request (nacre_lookup_open()). */
+struct nacre_intent {
+	struct nc_cred in_cred;
+	struct nc_attr in_attr;
+	struct nc_layout in_layout;
+};
+
+NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
+				const struct nacre_fid *parent, const char *name,
+				struct nacre_stat *st, struct nacre_intent **intent)
+{
+	struct nc_fid p = { parent->seq, parent->oid };
+	struct nacre_intent *in;
+	struct nc_cred c;
+	int rc;
+
+	*intent = NULL;
+	in = malloc(sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	cl_cred_from(fs, cred, &c);
+	/* A name this client holds in a pack it has not committed yet is
+	 * answered here, and opened by nacre_open_fid(). */
+	if (cl_pack_lookup(fs, &p, name, &in->in_attr)) {
+		rc = 0;
+		goto out_stat;
+	}
+	rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout);
+	if (rc == -EACCES || rc == -EPERM) {
+		/* A file the caller may see but not read: a plain lookup. */
+		rc = cl_md_lookup(fs, &c, &p, name, &in->in_attr);
+		goto out_stat;
+	}
+	if (rc)
+		goto out_stat;
+	/* A file with bytes but no layout in the reply comes from an MDS that
+	 * does not know the open intent: no intent, nacre_open_fid() asks. */
+	if (S_ISREG(in->in_attr.a_mode) &&
+	    (in->in_layout.l_stripe_count || in->in_attr.a_size == 0 ||
+	     (in->in_layout.l_flags & NC_LAYOUT_PACKED))) {
+		in->in_cred = c;
+		if (st)
+			cl_stat_from_attr(&in->in_attr, st);
+		*intent = in;
+		return 0;
+	}
+out_stat:
+	if (!rc && st)
+		cl_stat_from_attr(&in->in_attr, st);
+	free(in);
+	return rc;
+}
+
+NACRE_API int nacre_open_intent(struct nacre_fs *fs, struct nacre_intent *intent, int flags,
+				struct nacre_file **out)
+{
+	int rc;
+
+	if ((flags & (O_ACCMODE | O_TRUNC)) != O_RDONLY) {
+		nacre_intent_free(intent);
+		return -EINVAL;
+	}
+	rc = cl_file_open_read(fs, &intent->in_cred, &intent->in_attr, &intent->in_layout, flags,
+			       out);
+	free(intent);
+	return rc;
+}
+
+NACRE_API void nacre_intent_free(struct nacre_intent *intent)
+{
+	free(intent);
+}
+
 NACRE_API int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 			      const struct nacre_fid *parent, const char *name, mode_t mode,
 			      int flags, struct nacre_file **out, struct nacre_stat *st)

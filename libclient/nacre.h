@@ -448,6 +448,30 @@ int nacre_setlayout_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 		   const struct nacre_fid *fid, int flags,
 		   struct nacre_file **out);
+/**
+ * What nacre_lookup_open() found out for opening a file for reading.
+ * Opaque: use it once, with nacre_open_intent(), or free it.
+ */
+struct nacre_intent;
+/**
+ * nacre_lookup() with the open intent: the same request also brings what
+ * opening @name for reading needs, checked against @cred's right to read.
+ * *intent is set when @name is a regular file @cred may read, else NULL
+ * (a file @cred may not read costs a second request; 0 is still returned).
+ * nacre_open_intent() then opens the file as the MDS had it at this lookup,
+ * without a request.  A mount opens with it when the open follows the
+ * lookup of the same system call (close-to-open holds: nothing another
+ * client closed before the open began is missed).
+ */
+int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
+		      const struct nacre_fid *parent, const char *name,
+		      struct nacre_stat *st, struct nacre_intent **intent);
+/** Opens what @intent names, with @flags O_RDONLY (and O_NOFOLLOW, ...;
+ * no O_TRUNC: -EINVAL), and frees @intent. */
+int nacre_open_intent(struct nacre_fs *fs, struct nacre_intent *intent, int flags,
+		      struct nacre_file **out);
+/** Frees an intent that will not be used.  NULL is a no-op. */
+void nacre_intent_free(struct nacre_intent *intent);
 /** Creates (O_EXCL honoured) and opens a regular file in @parent. */
 int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 		    const struct nacre_fid *parent, const char *name,

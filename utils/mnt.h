@@ -127,6 +127,22 @@ struct mnt_cred_slot {
 	struct nacre_cred cs_cred;
 };
 
+/* Lookups' open intents waiting for the OPEN of the same system call
+ * (mnt_intent.c). */
+#define MNT_INTENT_SLOTS 256
+#define MNT_INTENT_MS 20
+struct mnt_intent_slot {
+	struct nacre_intent *is_intent; /* NULL: empty */
+	fuse_ino_t is_ino;
+	pid_t is_pid;                   /* the thread that looked the name up */
+	uid_t is_uid;
+	gid_t is_gid;
+	int64_t is_at_ms;               /* when (CLOCK_MONOTONIC) */
+	uint64_t is_seq;                /* mc_intent_seq when the lookup began */
+	uint64_t is_changed;            /* mc_intent_seq at the last change of
+					 * an inode of this slot here */
+};
+
 struct mnt_ctx {
 	struct nacre_fs *mc_fs;
 	struct fuse_session *mc_se;     /* set once the session exists */
@@ -139,8 +155,14 @@ struct mnt_ctx {
 	struct mnt_file *mc_files[MNT_FILE_BUCKETS];
 	unsigned int mc_nfiles;
 	struct mnt_cache_slot mc_cache[MNT_CACHE_SLOTS]; /* under mc_lock */
+	/* The attributes last replied to the kernel, by inode: an open that
+	 * finds the MDS's the same need not make the kernel fetch them. */
+	struct mnt_cache_slot mc_told[MNT_CACHE_SLOTS];  /* under mc_lock */
 	pthread_mutex_t mc_cred_lock;
 	struct mnt_cred_slot mc_creds[MNT_CRED_SLOTS];   /* under mc_cred_lock */
+	pthread_mutex_t mc_intent_lock;
+	struct mnt_intent_slot mc_intents[MNT_INTENT_SLOTS]; /* under mc_intent_lock */
+	uint64_t mc_intent_seq;                          /* under mc_intent_lock */
 };
 
 /*
@@ -149,6 +171,24 @@ struct mnt_ctx {
  * process (a setgroups(2) shows within that second).
  */
 void mnt_cred_get(fuse_req_t req, struct nacre_cred *cred);
+
+/* ---- Open intents (mnt_intent.c) ---- */
+
+/* The change sequence, read before a lookup asks the MDS. */
+uint64_t mnt_intent_seq(struct mnt_ctx *ctx);
+/* Keeps @in, which the LOOKUP @req of @ino brought (begun at sequence
+ * @seq), for the OPEN of the same system call; frees what the slot held.
+ * Takes @in. */
+void mnt_intent_put(struct mnt_ctx *ctx, fuse_req_t req, fuse_ino_t ino,
+		    struct nacre_intent *in, uint64_t seq);
+/* The intent the OPEN @req of @ino may use (the caller owns it), or NULL:
+ * none, another thread's, or older than MNT_INTENT_MS. */
+struct nacre_intent *mnt_intent_take(struct mnt_ctx *ctx, fuse_req_t req, fuse_ino_t ino);
+/* This mount changed @ino (setattr, write): intents of lookups begun
+ * before are not used. */
+void mnt_intent_changed(struct mnt_ctx *ctx, fuse_ino_t ino);
+/* Frees every intent kept (the session has ended). */
+void mnt_intent_fini(struct mnt_ctx *ctx);
 
 /* ---- Client counters (mnt_stats.c) ---- */
 

@@ -202,6 +202,8 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 	rc = pthread_mutex_init(&ctx->mc_lock, NULL);
 	if (!rc)
 		rc = pthread_mutex_init(&ctx->mc_cred_lock, NULL);
+	if (!rc)
+		rc = pthread_mutex_init(&ctx->mc_intent_lock, NULL);
 	return -rc;
 }
 
@@ -218,8 +220,10 @@ void mnt_ctx_fini(struct mnt_ctx *ctx)
 				mnt_log(MNT_LOG_ERROR, "close at unmount: %s",
 					nacre_strerror(rc));
 		}
+	mnt_intent_fini(ctx);
 	pthread_mutex_destroy(&ctx->mc_lock);
 	pthread_mutex_destroy(&ctx->mc_cred_lock);
+	pthread_mutex_destroy(&ctx->mc_intent_lock);
 }
 
 /* ---- Attributes ---- */
@@ -256,6 +260,52 @@ static int mnt_attr_fill(struct mnt_ctx *ctx, const struct nacre_stat *ns,
 	return 0;
 }
 
+/*
+ * Records @st as the attributes replied for its inode.  The kernel keeps
+ * the reply of the request it sent last, which need not be the one that
+ * read the MDS last: where two replies for one inode differ, which one the
+ * kernel holds is unknown, so the record is dropped and the next open has
+ * the kernel fetch them.
+ */
+static void mnt_told_record(struct mnt_ctx *ctx, const struct stat *st)
+{
+	struct mnt_cache_slot *cs = &ctx->mc_told[st->st_ino % MNT_CACHE_SLOTS];
+
+	pthread_mutex_lock(&ctx->mc_lock);
+	if (cs->cs_ino == st->st_ino &&
+	    (cs->cs_size != (uint64_t)st->st_size ||
+	     cs->cs_mtime.tv_sec != st->st_mtim.tv_sec ||
+	     cs->cs_mtime.tv_nsec != st->st_mtim.tv_nsec ||
+	     cs->cs_ctime.tv_sec != st->st_ctim.tv_sec ||
+	     cs->cs_ctime.tv_nsec != st->st_ctim.tv_nsec)) {
+		cs->cs_ino = 0;
+		pthread_mutex_unlock(&ctx->mc_lock);
+		return;
+	}
+	cs->cs_ino = st->st_ino;
+	cs->cs_size = (uint64_t)st->st_size;
+	cs->cs_mtime = st->st_mtim;
+	cs->cs_ctime = st->st_ctim;
+	pthread_mutex_unlock(&ctx->mc_lock);
+}
+
+/* True when the attributes last replied for @ino are @ns's (size, mtime,
+ * ctime): the kernel holds the MDS's current ones, or none. */
+static bool mnt_told_same(struct mnt_ctx *ctx, fuse_ino_t ino, const struct nacre_stat *ns)
+{
+	const struct mnt_cache_slot *cs = &ctx->mc_told[ino % MNT_CACHE_SLOTS];
+	bool same;
+
+	pthread_mutex_lock(&ctx->mc_lock);
+	same = cs->cs_ino == ino && cs->cs_size == ns->size &&
+	       cs->cs_mtime.tv_sec == ns->mtime.tv_sec &&
+	       cs->cs_mtime.tv_nsec == ns->mtime.tv_nsec &&
+	       cs->cs_ctime.tv_sec == ns->ctime.tv_sec &&
+	       cs->cs_ctime.tv_nsec == ns->ctime.tv_nsec;
+	pthread_mutex_unlock(&ctx->mc_lock);
+	return same;
+}
+
 static int mnt_entry_fill(struct mnt_ctx *ctx, const struct nacre_stat *ns,
 			  struct fuse_entry_param *e)
 {
@@ -277,15 +327,17 @@ static int mnt_entry_fill(struct mnt_ctx *ctx, const struct nacre_stat *ns,
 static void mnt_reply_entry(fuse_req_t req, const char *op, fuse_ino_t parent,
 			    int rc, const struct nacre_stat *ns)
 {
+	struct mnt_ctx *ctx = mnt_req_ctx(req); /* @req is gone once replied */
 	struct fuse_entry_param e;
 
 	if (rc == 0)
-		rc = mnt_entry_fill(mnt_req_ctx(req), ns, &e);
+		rc = mnt_entry_fill(ctx, ns, &e);
 	if (rc < 0) {
 		mnt_reply_status(req, op, parent, rc);
 		return;
 	}
-	fuse_reply_entry(req, &e);
+	if (fuse_reply_entry(req, &e) == 0)
+		mnt_told_record(ctx, &e.attr);
 }
 
 static void mnt_reply_attr(fuse_req_t req, const char *op, fuse_ino_t ino,
@@ -300,7 +352,8 @@ static void mnt_reply_attr(fuse_req_t req, const char *op, fuse_ino_t ino,
 		mnt_reply_status(req, op, ino, rc);
 		return;
 	}
-	fuse_reply_attr(req, &st, ctx->mc_attr_timeout);
+	if (fuse_reply_attr(req, &st, ctx->mc_attr_timeout) == 0)
+		mnt_told_record(ctx, &st);
 }
 
 /* ---- Session ---- */
@@ -346,14 +399,28 @@ static void mnt_op_destroy(void *userdata)
 static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct mnt_ctx *ctx = mnt_req_ctx(req);
+	struct nacre_intent *in;
 	struct nacre_fid pfid;
 	struct nacre_cred cred;
 	struct nacre_stat ns;
+	uint64_t seq;
 	int rc;
 
 	mnt_ino_to_fid(parent, &pfid);
 	mnt_cred_get(req, &cred);
-	rc = nacre_lookup(ctx->mc_fs, &cred, &pfid, name, &ns);
+	/* Most lookups of a regular file come before its open: the intent
+	 * saves the open a round trip (mnt_intent.c).  It is kept before the
+	 * reply, which lets the kernel send the OPEN. */
+	seq = mnt_intent_seq(ctx);
+	rc = nacre_lookup_open(ctx->mc_fs, &cred, &pfid, name, &ns, &in);
+	if (in) {
+		fuse_ino_t ino = mnt_fid_to_ino(&ns.fid);
+
+		if (ino)
+			mnt_intent_put(ctx, req, ino, in, seq);
+		else
+			nacre_intent_free(in);
+	}
 	if (rc == -ENOENT) {
 		/* A negative entry: the kernel remembers the name is absent
 		 * for negative_timeout instead of asking again. */
@@ -465,6 +532,7 @@ static void mnt_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		rc = nacre_getattr(ctx->mc_fs, &fid, &ns);
 	}
 out_reply:
+	mnt_intent_changed(ctx, ino);
 	mnt_reply_attr(req, "setattr", ino, rc, &ns);
 }
 
@@ -615,10 +683,13 @@ static void mnt_reply_open(fuse_req_t req, struct fuse_file_info *fi,
 	struct mnt_ctx *ctx = mnt_req_ctx(req);
 	int rc;
 
-	if (e)
+	if (e) {
 		rc = fuse_reply_create(req, e, fi);
-	else
+		if (rc == 0)
+			mnt_told_record(ctx, &e->attr);
+	} else {
 		rc = fuse_reply_open(req, fi);
+	}
 	if (rc == -ENOENT)
 		mnt_file_close(ctx, mnt_file_of(fi));
 }
@@ -658,6 +729,7 @@ static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
 	struct mnt_ctx *ctx = mnt_req_ctx(req);
+	struct nacre_intent *in;
 	struct nacre_file *nf;
 	struct nacre_cred cred;
 	struct nacre_stat st;
@@ -666,9 +738,15 @@ static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 	int rc;
 
 	mnt_ino_to_fid(ino, &fid);
-	mnt_cred_get(req, &cred);
-	rc = nacre_open_fid(ctx->mc_fs, &cred, &fid, mnt_open_flags(fi->flags),
-			    &nf);
+	in = mnt_intent_take(ctx, req, ino);
+	if (in && (fi->flags & (O_ACCMODE | O_TRUNC)) == O_RDONLY) {
+		rc = nacre_open_intent(ctx->mc_fs, in, mnt_open_flags(fi->flags), &nf);
+	} else {
+		nacre_intent_free(in);
+		mnt_cred_get(req, &cred);
+		rc = nacre_open_fid(ctx->mc_fs, &cred, &fid, mnt_open_flags(fi->flags),
+				    &nf);
+	}
 	if (rc == -ENOENT)
 		rc = -ESTALE; /* as in getattr: the kernel looks the name up again */
 	if (rc < 0)
@@ -691,9 +769,11 @@ static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
 	}
 	/* Close-to-open: the kernel may hold attributes (the size above all)
 	 * from before another client changed the file; have it fetch them
-	 * again.  Attributes only (offset < 0): no page locks are taken, so
-	 * this is safe inside the open request. */
-	if (!fi->keep_cache && ctx->mc_se)
+	 * again, unless the last ones replied (by the lookup of this very
+	 * open, most often) are the MDS's now: a GETATTR round trip saved
+	 * per small file read.  Attributes only (offset < 0): no page locks
+	 * are taken, so this is safe inside the open request. */
+	if (!fi->keep_cache && ctx->mc_se && !mnt_told_same(ctx, ino, &st))
 		fuse_lowlevel_notify_inval_inode(ctx->mc_se, ino, -1, 0);
 	fi->direct_io = 0;
 	/* A read-only handle has nothing for close(2) to push: no FLUSH
@@ -787,6 +867,7 @@ static void mnt_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	int rc;
 
 	n = nacre_pwrite(mf->mf_file, buf, size, off);
+	mnt_intent_changed(ctx, ino);
 	if (n < 0) {
 		mnt_reply_status(req, "write", ino, (int)n);
 		return;
@@ -815,6 +896,8 @@ static void mnt_op_flush(fuse_req_t req, fuse_ino_t ino,
 	 * so another client's next open sees the data and a utimes() right
 	 * after close is not undone. */
 	rc = nacre_flush(mf->mf_file);
+	if (mf->mf_writable)
+		mnt_intent_changed(mnt_req_ctx(req), ino);
 	if (rc < 0)
 		mnt_log(MNT_LOG_ERROR, "flush ino %lu: %s", (unsigned long)ino, nacre_strerror(rc));
 	fuse_reply_err(req, rc < 0 ? mnt_errno(rc) : 0);
@@ -823,8 +906,13 @@ static void mnt_op_flush(fuse_req_t req, fuse_ino_t ino,
 static void mnt_op_release(fuse_req_t req, fuse_ino_t ino,
 			   struct fuse_file_info *fi)
 {
-	int rc = mnt_file_close(mnt_req_ctx(req), mnt_file_of(fi));
+	struct mnt_ctx *ctx = mnt_req_ctx(req);
+	bool writable = mnt_file_of(fi)->mf_writable;
+	int rc = mnt_file_close(ctx, mnt_file_of(fi));
 
+	/* Size and mtime reached the MDS with the close. */
+	if (writable)
+		mnt_intent_changed(ctx, ino);
 	/* The kernel ignores release errors: the log is the only trace. */
 	if (rc < 0)
 		mnt_log(MNT_LOG_ERROR, "close ino %lu: %s", (unsigned long)ino,

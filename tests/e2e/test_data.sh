@@ -342,4 +342,80 @@ test_11()
 }
 run_test 11 "a file rewritten by another client is read fresh after caching" test_11
 
+# mds_requests OP: how many OP requests the MDS has served.
+mds_requests()
+{
+	local addr
+	addr=$(status_json | jget '[x["metrics"] for x in d["daemons"] if x["name"] == "mds"][0]')
+	curl -sf "http://${addr#tcp://}/metrics" |
+		awk -v l="op=\"$1\"" '$1 ~ /^nacre_mds_requests_total\{/ && index($1, l) { s += $2 }
+			END { printf "%.0f\n", s }'
+}
+
+test_12_cleanup()
+{
+	set +e
+	if [ -n "$T12_MNT" ] && mountpoint -q "$T12_MNT"; then
+		fusermount3 -u "$T12_MNT" || umount -l "$T12_MNT"
+	fi
+	return 0
+}
+test_12()
+{
+	local i o0 l0 o1 l1
+	drop_caches || { echo "SKIP: /proc/sys/vm is read-only here"; return 0; }
+	T12_MNT=$(mktemp -d "$WORK/mnt2.XXXXXX")
+	trap test_12_cleanup EXIT
+	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$T12_MNT" -o "log=$CDIR/log/client12.log"
+	mkdir "$MNT/intent"
+	for i in $(seq 1 20); do
+		mkdata "$WORK/in$i" $((i * 4099)) $((1200 + i))
+		cp -- "$WORK/in$i" "$MNT/intent/f$i"
+	done
+	# Opening a file the kernel has no entry for: the lookup brings what
+	# the open needs, and the open asks the MDS nothing.
+	drop_caches
+	ls "$MNT/intent" >/dev/null
+	o0=$(mds_requests open)
+	l0=$(mds_requests lookup)
+	for i in $(seq 1 20); do
+		cmp -- "$WORK/in$i" "$MNT/intent/f$i"
+	done
+	o1=$(mds_requests open)
+	l1=$(mds_requests lookup)
+	assert_eq "$((o1 - o0))" 0 "MDS opens for 20 files read after their lookup"
+	[ $((l1 - l0)) -ge 20 ] || { echo "only $((l1 - l0)) lookups for 20 files"; return 1; }
+
+	# Close-to-open: a name looked up (stat), rewritten longer by another client,
+	# then opened by the same thread more than MNT_INTENT_MS later, reads
+	# the new bytes; and the thread's own truncate shows in its next open.
+	mkdata "$WORK/in-new" 30001 1299
+	python3 - "$MNT/intent/f3" "$T12_MNT/intent/f3" "$WORK/in-new" <<'PYEOF'
+import os, shutil, sys, time
+mine, other, new = sys.argv[1:4]
+def drop_caches():
+    # The kernel forgets its entries: the next stat looks the name up.
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
+drop_caches()
+os.stat(mine)
+t0 = time.monotonic()
+shutil.copyfile(new, other)
+time.sleep(max(0.0, 0.3 - (time.monotonic() - t0)))
+with open(mine, "rb") as f:
+    got = f.read()
+with open(new, "rb") as f:
+    want = f.read()
+assert got == want, "read %d bytes, not the %d the other client wrote" % (len(got), len(want))
+drop_caches()
+os.stat(mine)
+os.truncate(mine, 100)
+with open(mine, "rb") as f:
+    got = f.read()
+assert got == want[:100], "read %d bytes after a truncate to 100" % len(got)
+PYEOF
+	fusermount3 -u "$T12_MNT"
+}
+run_test 12 "a lookup carries the open; close-to-open holds" test_12
+
 finish

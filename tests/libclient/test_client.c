@@ -2453,6 +2453,99 @@ static void test_name_cache(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/nc"), 0);
 }
 
+/* nacre_lookup_open() and nacre_open_intent(): one request for a lookup
+ * and the open that follows it. */
+static void test_lookup_open(void)
+{
+	struct nacre_cred other = { .uid = 4242, .gid = 4242 };
+	struct nacre_intent *in = NULL;
+	struct nacre_stat st, dst, root;
+	struct nacre_file *f = NULL;
+	uint8_t small[3000], buf[4000];
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/lo", 0755), 0);
+	make_file("/lo/a", "intent bytes", 12);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/lo", &dst), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/", &root), 0);
+
+	/* A readable file: its attributes, and an intent that opens it. */
+	memset(&st, 0, sizeof(st));
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT(S_ISREG(st.mode));
+	CU_ASSERT_EQUAL(st.size, 12);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_intent(fs, in, O_RDONLY, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 12);
+	CU_ASSERT(memcmp(buf, "intent bytes", 12) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* Only for reading: anything else is refused (and the intent freed). */
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL(nacre_open_intent(fs, in, O_RDWR, &f), -EINVAL);
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT_EQUAL(nacre_open_intent(fs, in, O_RDONLY | O_TRUNC, &f), -EINVAL);
+	/* An intent never used is freed. */
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "a", &st, &in), 0);
+	nacre_intent_free(in);
+	nacre_intent_free(NULL);
+
+	/* A file the caller may see but not read: the lookup succeeds, with
+	 * no intent. */
+	CU_ASSERT_EQUAL(nacre_chmod(fs, "/lo/a", 0600), 0);
+	in = (struct nacre_intent *)&in;
+	memset(&st, 0, sizeof(st));
+	CU_ASSERT_EQUAL(nacre_lookup_open(fs, &other, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT_PTR_NULL(in);
+	CU_ASSERT_EQUAL(st.size, 12);
+	/* Its owner gets one. */
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT_PTR_NOT_NULL(in);
+	nacre_intent_free(in);
+
+	/* Directories have no intent; a missing name is ENOENT. */
+	in = (struct nacre_intent *)&in;
+	CU_ASSERT_EQUAL(nacre_lookup_open(fs, NULL, &root.fid, "lo", &st, &in), 0);
+	CU_ASSERT(S_ISDIR(st.mode));
+	CU_ASSERT_PTR_NULL(in);
+	in = (struct nacre_intent *)&in;
+	CU_ASSERT_EQUAL(nacre_lookup_open(fs, NULL, &dst.fid, "missing", &st, &in), -ENOENT);
+	CU_ASSERT_PTR_NULL(in);
+
+	/* An empty file, and a packed one: held by this client before the
+	 * commit (no intent: nacre_open_fid() opens it), then in its pack. */
+	make_file("/lo/empty", "", 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "empty", &st, &in), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_intent(fs, in, O_RDONLY, &f), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	pack_dir("/lo/pk", 64 * 1024);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/lo/pk", &dst), 0);
+	fill_random(small, sizeof(small), 77);
+	make_file("/lo/pk/s", small, sizeof(small));
+	in = (struct nacre_intent *)&in;
+	CU_ASSERT_EQUAL(nacre_lookup_open(fs, NULL, &dst.fid, "s", &st, &in), 0);
+	CU_ASSERT_PTR_NULL(in);
+	CU_ASSERT_EQUAL(st.size, sizeof(small));
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	CU_ASSERT(is_packed("/lo/pk/s"));
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs, NULL, &dst.fid, "s", &st, &in), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_intent(fs, in, O_RDONLY, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), (ssize_t)sizeof(small));
+	CU_ASSERT(memcmp(buf, small, sizeof(small)) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/lo/pk/s"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/lo/pk"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/lo/empty"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/lo/a"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/lo"), 0);
+}
+
 static void test_oss_down(void)
 {
 	struct nacre_opts opts = {.timeout_ms = 2000, .retry_ms = 2000};
@@ -2563,6 +2656,7 @@ int main(void)
 	    !CU_add_test(suite, "sequential readahead", test_readahead) ||
 	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
+	    !CU_add_test(suite, "lookup with the open intent", test_lookup_open) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
 	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||

@@ -185,11 +185,12 @@ static int tcp_wait_writable(int fd)
 	return poll(&pfd, 1, 60000) <= 0 ? -ETIMEDOUT : 0;
 }
 
-static int tcp_sendv(int fd, struct iovec *iov, int iovcnt)
+/* Sends all of @iov; @flags are added to sendmsg's (MSG_MORE). */
+static int tcp_sendv_flags(int fd, struct iovec *iov, int iovcnt, int flags)
 {
 	while (iovcnt > 0) {
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
-		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -220,14 +221,20 @@ static int tcp_sendv(int fd, struct iovec *iov, int iovcnt)
 	return 0;
 }
 
+static int tcp_sendv(int fd, struct iovec *iov, int iovcnt)
+{
+	return tcp_sendv_flags(fd, iov, iovcnt, 0);
+}
+
 static int tcp_sendfile(int fd, struct iovec *iov, int iovcnt, int file_fd, off_t off,
 			size_t len)
 {
-	int one = 1, zero = 0, rc;
+	int rc;
 
-	/* Cork: the header leaves with the first bytes of the file. */
-	setsockopt(fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one));
-	rc = tcp_sendv(fd, iov, iovcnt);
+	/* MSG_MORE: the header leaves with the first bytes of the file (as a
+	 * cork would, without two setsockopt calls per reply); sendfile sends
+	 * its last bytes without it, which pushes everything out. */
+	rc = tcp_sendv_flags(fd, iov, iovcnt, len > 0 ? MSG_MORE : 0);
 	while (!rc && len > 0) {
 		ssize_t n = sendfile(fd, file_fd, &off, len);
 
@@ -241,7 +248,6 @@ static int tcp_sendfile(int fd, struct iovec *iov, int iovcnt, int file_fd, off_
 			rc = -errno;
 		}
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof(zero));
 	return rc;
 }
 

@@ -40,8 +40,8 @@ uint64_t mnt_intent_seq(struct mnt_ctx *ctx)
 	return seq;
 }
 
-void mnt_intent_put(struct mnt_ctx *ctx, fuse_req_t req, fuse_ino_t ino,
-		    struct nacre_intent *in, uint64_t seq)
+void mnt_intent_put(struct mnt_ctx *ctx, fuse_req_t req, fuse_ino_t ino, struct nacre_intent *in,
+		    uint64_t seq)
 {
 	const struct fuse_ctx *fc = fuse_req_ctx(req);
 	struct mnt_intent_slot *is = &ctx->mc_intents[ino % MNT_INTENT_SLOTS];

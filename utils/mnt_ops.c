@@ -260,6 +260,15 @@ static int mnt_attr_fill(struct mnt_ctx *ctx, const struct nacre_stat *ns,
 	return 0;
 }
 
+/* True when @cs holds @ino with this size, mtime and ctime. */
+static bool mnt_slot_is(const struct mnt_cache_slot *cs, fuse_ino_t ino, uint64_t size,
+			const struct timespec *mtime, const struct timespec *ctime)
+{
+	return cs->cs_ino == ino && cs->cs_size == size &&
+	       cs->cs_mtime.tv_sec == mtime->tv_sec && cs->cs_mtime.tv_nsec == mtime->tv_nsec &&
+	       cs->cs_ctime.tv_sec == ctime->tv_sec && cs->cs_ctime.tv_nsec == ctime->tv_nsec;
+}
+
 /*
  * Records @st as the attributes replied for its inode.  The kernel keeps
  * the reply of the request it sent last, which need not be the one that
@@ -273,11 +282,7 @@ static void mnt_told_record(struct mnt_ctx *ctx, const struct stat *st)
 
 	pthread_mutex_lock(&ctx->mc_lock);
 	if (cs->cs_ino == st->st_ino &&
-	    (cs->cs_size != (uint64_t)st->st_size ||
-	     cs->cs_mtime.tv_sec != st->st_mtim.tv_sec ||
-	     cs->cs_mtime.tv_nsec != st->st_mtim.tv_nsec ||
-	     cs->cs_ctime.tv_sec != st->st_ctim.tv_sec ||
-	     cs->cs_ctime.tv_nsec != st->st_ctim.tv_nsec)) {
+	    !mnt_slot_is(cs, st->st_ino, (uint64_t)st->st_size, &st->st_mtim, &st->st_ctim)) {
 		cs->cs_ino = 0;
 		pthread_mutex_unlock(&ctx->mc_lock);
 		return;
@@ -297,11 +302,7 @@ static bool mnt_told_same(struct mnt_ctx *ctx, fuse_ino_t ino, const struct nacr
 	bool same;
 
 	pthread_mutex_lock(&ctx->mc_lock);
-	same = cs->cs_ino == ino && cs->cs_size == ns->size &&
-	       cs->cs_mtime.tv_sec == ns->mtime.tv_sec &&
-	       cs->cs_mtime.tv_nsec == ns->mtime.tv_nsec &&
-	       cs->cs_ctime.tv_sec == ns->ctime.tv_sec &&
-	       cs->cs_ctime.tv_nsec == ns->ctime.tv_nsec;
+	same = mnt_slot_is(cs, ino, ns->size, &ns->mtime, &ns->ctime);
 	pthread_mutex_unlock(&ctx->mc_lock);
 	return same;
 }
@@ -703,11 +704,7 @@ static bool mnt_cache_still_valid(struct mnt_ctx *ctx, fuse_ino_t ino,
 	bool valid;
 
 	pthread_mutex_lock(&ctx->mc_lock);
-	valid = cs->cs_ino == ino && cs->cs_size == st->size &&
-		cs->cs_mtime.tv_sec == st->mtime.tv_sec &&
-		cs->cs_mtime.tv_nsec == st->mtime.tv_nsec &&
-		cs->cs_ctime.tv_sec == st->ctime.tv_sec &&
-		cs->cs_ctime.tv_nsec == st->ctime.tv_nsec;
+	valid = mnt_slot_is(cs, ino, st->size, &st->mtime, &st->ctime);
 	cs->cs_ino = ino;
 	cs->cs_size = st->size;
 	cs->cs_mtime = st->mtime;

@@ -24,6 +24,24 @@ wait_all()
 	return "$rc"
 }
 
+# mount2 N: a second client of the filesystem on $MNT2 (its log is
+# clientN.log), unmounted when the test's shell exits.
+MNT2=
+mount2_cleanup()
+{
+	set +e
+	if [ -n "$MNT2" ] && mountpoint -q "$MNT2"; then
+		fusermount3 -u "$MNT2" || umount -l "$MNT2"
+	fi
+	return 0
+}
+mount2()
+{
+	MNT2=$(mktemp -d "$WORK/mnt2.XXXXXX")
+	trap mount2_cleanup EXIT
+	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$MNT2" -o "log=$CDIR/log/client$1.log"
+}
+
 test_1()
 {
 	local sizes size i f
@@ -316,29 +334,18 @@ run_test 10 "a multi-row file is laid out chunk by chunk over its objects" test_
 # The kernel keeps a file's pages across opens only while the MDS shows the
 # file unchanged: a rewrite through another mount (another client) is seen
 # at the next open, not the cached old bytes.
-T11_MNT=
-test_11_cleanup()
-{
-	set +e
-	if [ -n "$T11_MNT" ] && mountpoint -q "$T11_MNT"; then
-		fusermount3 -u "$T11_MNT" || umount -l "$T11_MNT"
-	fi
-	return 0
-}
 test_11()
 {
-	T11_MNT=$(mktemp -d "$WORK/mnt2.XXXXXX")
-	trap test_11_cleanup EXIT
-	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$T11_MNT" -o "log=$CDIR/log/client11.log"
+	mount2 11
 	mkdata "$WORK/epoch1" $((3 * S)) 111
 	mkdata "$WORK/epoch2" $((3 * S)) 112
 	cp -- "$WORK/epoch1" "$MNT/epoch"
 	assert_file_eq "$WORK/epoch1" "$MNT/epoch"
 	assert_file_eq "$WORK/epoch1" "$MNT/epoch"
 	# Same size, other bytes, written by the other client.
-	cp -- "$WORK/epoch2" "$T11_MNT/epoch"
+	cp -- "$WORK/epoch2" "$MNT2/epoch"
 	assert_file_eq "$WORK/epoch2" "$MNT/epoch"
-	fusermount3 -u "$T11_MNT"
+	fusermount3 -u "$MNT2"
 }
 run_test 11 "a file rewritten by another client is read fresh after caching" test_11
 
@@ -352,21 +359,11 @@ mds_requests()
 			END { printf "%.0f\n", s }'
 }
 
-test_12_cleanup()
-{
-	set +e
-	if [ -n "$T12_MNT" ] && mountpoint -q "$T12_MNT"; then
-		fusermount3 -u "$T12_MNT" || umount -l "$T12_MNT"
-	fi
-	return 0
-}
 test_12()
 {
 	local i o0 l0 o1 l1
 	drop_caches || { echo "SKIP: /proc/sys/vm is read-only here"; return 0; }
-	T12_MNT=$(mktemp -d "$WORK/mnt2.XXXXXX")
-	trap test_12_cleanup EXIT
-	"$MOUNT_NACRE" "$MDS_ADDR:/$FSNAME" "$T12_MNT" -o "log=$CDIR/log/client12.log"
+	mount2 12
 	mkdir "$MNT/intent"
 	for i in $(seq 1 20); do
 		mkdata "$WORK/in$i" $((i * 4099)) $((1200 + i))
@@ -390,7 +387,7 @@ test_12()
 	# then opened by the same thread more than MNT_INTENT_MS later, reads
 	# the new bytes; and the thread's own truncate shows in its next open.
 	mkdata "$WORK/in-new" 30001 1299
-	python3 - "$MNT/intent/f3" "$T12_MNT/intent/f3" "$WORK/in-new" <<'PYEOF'
+	python3 - "$MNT/intent/f3" "$MNT2/intent/f3" "$WORK/in-new" <<'PYEOF'
 import os, shutil, sys, time
 mine, other, new = sys.argv[1:4]
 def drop_caches():
@@ -414,7 +411,7 @@ with open(mine, "rb") as f:
     got = f.read()
 assert got == want[:100], "read %d bytes after a truncate to 100" % len(got)
 PYEOF
-	fusermount3 -u "$T12_MNT"
+	fusermount3 -u "$MNT2"
 }
 run_test 12 "a lookup carries the open; close-to-open holds" test_12
 

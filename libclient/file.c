@@ -310,31 +310,25 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 	 * answered here, and opened by nacre_open_fid(). */
 	if (cl_pack_lookup(fs, &p, name, &in->in_attr)) {
 		rc = 0;
-		goto out_stat;
+	} else {
+		rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout);
+		/* A file with bytes but no layout in the reply comes from an MDS
+		 * that does not know the open intent: no intent,
+		 * nacre_open_fid() asks. */
+		if (!rc && S_ISREG(in->in_attr.a_mode) &&
+		    (in->in_layout.l_stripe_count || in->in_attr.a_size == 0 ||
+		     (in->in_layout.l_flags & NC_LAYOUT_PACKED))) {
+			in->in_cred = c;
+			*intent = in;
+		} else if (rc == -EACCES || rc == -EPERM) {
+			/* A file the caller may see but not read. */
+			rc = cl_md_lookup(fs, &c, &p, name, &in->in_attr);
+		}
 	}
-	rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout);
-	if (rc == -EACCES || rc == -EPERM) {
-		/* A file the caller may see but not read: a plain lookup. */
-		rc = cl_md_lookup(fs, &c, &p, name, &in->in_attr);
-		goto out_stat;
-	}
-	if (rc)
-		goto out_stat;
-	/* A file with bytes but no layout in the reply comes from an MDS that
-	 * does not know the open intent: no intent, nacre_open_fid() asks. */
-	if (S_ISREG(in->in_attr.a_mode) &&
-	    (in->in_layout.l_stripe_count || in->in_attr.a_size == 0 ||
-	     (in->in_layout.l_flags & NC_LAYOUT_PACKED))) {
-		in->in_cred = c;
-		if (st)
-			cl_stat_from_attr(&in->in_attr, st);
-		*intent = in;
-		return 0;
-	}
-out_stat:
 	if (!rc && st)
 		cl_stat_from_attr(&in->in_attr, st);
-	free(in);
+	if (!*intent)
+		free(in);
 	return rc;
 }
 

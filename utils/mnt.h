@@ -171,6 +171,8 @@ struct mnt_ctx {
  * process (a setgroups(2) shows within that second).
  */
 void mnt_cred_get(fuse_req_t req, struct nacre_cred *cred);
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t mnt_now_ms(void);
 
 /* ---- Open intents (mnt_intent.c) ---- */
 

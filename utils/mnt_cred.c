@@ -16,7 +16,7 @@
 
 #include "utils/mnt.h"
 
-static int64_t mnt_cred_now_ms(void)
+int64_t mnt_now_ms(void)
 {
 	struct timespec ts;
 
@@ -44,7 +44,7 @@ void mnt_cred_get(fuse_req_t req, struct nacre_cred *cred)
 	struct mnt_ctx *ctx = fuse_req_userdata(req);
 	const struct fuse_ctx *fc = fuse_req_ctx(req);
 	struct mnt_cred_slot *cs;
-	int64_t now = mnt_cred_now_ms();
+	int64_t now = mnt_now_ms();
 
 	if (fc->pid <= 0) {
 		mnt_cred_read(req, fc, cred);

@@ -12,23 +12,13 @@
  * intent is taken only by an OPEN from the thread whose LOOKUP made it,
  * with the same uid and gid, within MNT_INTENT_MS, and when this mount has
  * not changed the file (setattr, write) since the lookup began; else the
- * OPEN asks the MDS.  So a thread that stats a name and opens it within that time opens
- * the file as the stat's lookup saw it: a change another client closed in
+ * OPEN asks the MDS.  So a thread that stats a name and opens it within
+ * that time opens the file as the stat's lookup saw it: a change another client closed in
  * between shows at the next open, as if it had come a little later.
  */
 #include "config.h"
 
-#include <time.h>
-
 #include "utils/mnt.h"
-
-static int64_t mnt_intent_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 uint64_t mnt_intent_seq(struct mnt_ctx *ctx)
 {
@@ -58,7 +48,7 @@ void mnt_intent_put(struct mnt_ctx *ctx, fuse_req_t req, fuse_ino_t ino, struct 
 	is->is_pid = fc->pid;
 	is->is_uid = fc->uid;
 	is->is_gid = fc->gid;
-	is->is_at_ms = mnt_intent_now_ms();
+	is->is_at_ms = mnt_now_ms();
 	is->is_seq = seq;
 	pthread_mutex_unlock(&ctx->mc_intent_lock);
 	nacre_intent_free(old);
@@ -69,7 +59,7 @@ struct nacre_intent *mnt_intent_take(struct mnt_ctx *ctx, fuse_req_t req, fuse_i
 	const struct fuse_ctx *fc = fuse_req_ctx(req);
 	struct mnt_intent_slot *is = &ctx->mc_intents[ino % MNT_INTENT_SLOTS];
 	struct nacre_intent *in = NULL, *stale = NULL;
-	int64_t now = mnt_intent_now_ms();
+	int64_t now = mnt_now_ms();
 
 	pthread_mutex_lock(&ctx->mc_intent_lock);
 	if (is->is_intent && is->is_ino == ino) {

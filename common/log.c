@@ -18,6 +18,8 @@ int nc_log_level = NC_LOG_INFO;
 static FILE *log_file;
 static char log_ident[32] = "nacre";
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static nc_log_sink_fn log_sink;
+static void *log_sink_arg;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
@@ -34,6 +36,14 @@ int nc_log_open(const char *path)
 	log_file = f;
 	pthread_mutex_unlock(&log_lock);
 	return 0;
+}
+
+void nc_log_set_sink(nc_log_sink_fn fn, void *arg)
+{
+	pthread_mutex_lock(&log_lock);
+	log_sink = fn;
+	log_sink_arg = arg;
+	pthread_mutex_unlock(&log_lock);
 }
 
 void nc_log_set_ident(const char *ident)
@@ -55,12 +65,23 @@ void nc_log_write(int level, const char *subsys, const char *fmt, ...)
 {
 	char msg[1024];
 	struct timespec ts;
+	nc_log_sink_fn sink;
+	void *sink_arg;
 	struct tm tm;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&log_lock);
+	sink = log_sink;
+	sink_arg = log_sink_arg;
+	pthread_mutex_unlock(&log_lock);
+	if (sink) {
+		/* Outside log_lock: the sink has a lock of its own. */
+		sink(level < 0 || level > 3 ? NC_LOG_ERROR : level, subsys, msg, sink_arg);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	if (level < 0 || level > 3)

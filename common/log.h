@@ -21,6 +21,11 @@ extern int nc_log_level;
 /* Logs go to stderr unless nc_log_open() names a file.  0 or -errno. */
 int nc_log_open(const char *path);
 void nc_log_set_ident(const char *ident);
+/* Every line goes to @fn instead, already formatted (NULL: back to the
+ * file or stderr).  A program with a log of its own (mount.nacre, through
+ * nacre_set_log()) takes the client library's lines this way. */
+typedef void (*nc_log_sink_fn)(int level, const char *subsys, const char *msg, void *arg);
+void nc_log_set_sink(nc_log_sink_fn fn, void *arg);
 /* "error", "warn", "info", "debug" (or 0..3); -EINVAL for anything else. */
 int nc_log_parse_level(const char *s);
 

@@ -24,6 +24,11 @@ NACRE_API const char *nacre_strerror(int err)
 	return nc_strerror(err);
 }
 
+NACRE_API void nacre_set_log(nacre_log_fn fn, void *arg)
+{
+	nc_log_set_sink((nc_log_sink_fn)fn, arg);
+}
+
 NACRE_API void nacre_root_fid(struct nacre_fid *fid)
 {
 	fid->seq = NC_ROOT_FID_SEQ;

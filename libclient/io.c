@@ -82,10 +82,12 @@ void cl_pieces_fini(struct cl_piece *p, int n)
 
 /*
  * Plain striping: reads (@opcode OBJ_READ, into @buf) or writes (OBJ_WRITE,
- * from @buf) [off, off + len), CL_IO_BATCH pieces in flight at a time.
+ * from @buf) [off, off + len), CL_IO_BATCH pieces in flight at a time;
+ * with @retry, a piece whose OST does not answer is retried for the
+ * client's retry time (riding out an OSS restart).
  */
 static int plain_io(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		    uint16_t opcode, uint8_t *buf, size_t len, uint64_t off)
+		    uint16_t opcode, uint8_t *buf, size_t len, uint64_t off, bool retry)
 {
 	struct nc_extent ext[CL_IO_BATCH];
 	struct cl_piece *p;
@@ -121,7 +123,7 @@ static int plain_io(struct nacre_fs *fs, const struct nc_fid *fid, const struct 
 			}
 			batch += ext[i].e_len;
 		}
-		rc = cl_pieces_run(p, n, true);
+		rc = cl_pieces_run(p, n, retry);
 		for (int i = 0; !rc && opcode == NC_OP_OBJ_READ && i < n; i++) {
 			uint32_t got = p[i].ip_call.c_rep_bulk_len;
 
@@ -143,7 +145,7 @@ out:
 ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		   void *buf, size_t len, uint64_t off)
 {
-	int rc = plain_io(fs, fid, l, NC_OP_OBJ_READ, buf, len, off);
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_READ, buf, len, off, true);
 
 	return rc ? rc : (ssize_t)len;
 }
@@ -152,9 +154,18 @@ int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_l
 		const void *buf, size_t len, uint64_t off)
 {
 	/* Written from, never into: the cast only shares the loop. */
-	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off);
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off, true);
 
 	/* Reads ahead made while the bytes changed are suspect. */
+	cl_ra_file_changed(fs, fid);
+	return rc;
+}
+
+int cl_io_write_once(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
+		     const void *buf, size_t len, uint64_t off)
+{
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off, false);
+
 	cl_ra_file_changed(fs, fid);
 	return rc;
 }

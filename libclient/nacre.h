@@ -250,6 +250,14 @@ const char *nacre_fs_name(const struct nacre_fs *fs);
 void nacre_fs_uuid(struct nacre_fs *fs, char out[37]);
 /** Describes a return code of this library. @note static string. */
 const char *nacre_strerror(int err);
+/** Receives one message of the library: @level 0 error, 1 warning, 2 info,
+ * 3 debug; @subsys the part it comes from ("client"). */
+typedef void (*nacre_log_fn)(int level, const char *subsys, const char *msg, void *arg);
+/** Sends the library's messages (a pack that could not be written, an OST
+ * that does not answer...) to @fn instead of standard error, for the whole
+ * process; NULL restores standard error.  A program with a log of its own
+ * passes them on to it, as mount.nacre does. */
+void nacre_set_log(nacre_log_fn fn, void *arg);
 void nacre_root_fid(struct nacre_fid *fid);
 /** "seq:oid" in hex, 34 bytes with the NUL. */
 void nacre_fid_format(const struct nacre_fid *fid, char *buf);

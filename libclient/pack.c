@@ -27,8 +27,12 @@
  * objects of its own (a normal layout) and every handle goes on as with
  * any file.
  *
- * One mutex guards the packer; commits run under it (a flush stalls other
- * small-file writers of this client for its duration).
+ * One mutex guards the packer.  A flush writes the buffer to the pack's
+ * objects with it released (k_flushing keeps the buffer and what is placed
+ * as they are: other placements wait, lookups and reads of pends go on),
+ * then commits under it.  A pack whose objects fail a write (an OST of a
+ * plain pack, or more than m of an erasure-coded one, gone) is abandoned:
+ * sealed with what it holds, and its buffered files go to a new pack.
  */
 #include "config.h"
 
@@ -52,6 +56,8 @@
 #define PK_DIRS 64u
 #define PK_DIR_TTL_MS 10000
 #define PK_FLUSH_MS_DEFAULT 1000
+/* Packs one flush tries before it fails (each after the last lost one). */
+#define PK_WRITE_TRIES 3
 
 struct cl_pend {
 	struct nc_fid p_fid;
@@ -66,6 +72,7 @@ struct cl_pend {
 	bool p_new;                     /* the MDS does not know it yet */
 	bool p_dirty;                   /* bytes the MDS does not have */
 	bool p_placed;                  /* in the pack buffer, to commit */
+	bool p_replace;                 /* was placed when its pack was lost */
 	/* A move (conversion, compaction): bytes read from the MDS's current
 	 * copy, not written by anyone here.  Its switch must find that copy
 	 * still current; if a writer replaced it meanwhile, the move is
@@ -90,7 +97,8 @@ struct pk_dir {
 
 struct cl_packer {
 	pthread_mutex_t k_lock;
-	pthread_cond_t k_cond;
+	pthread_cond_t k_cond;          /* the flusher's: files placed, stop */
+	pthread_cond_t k_flushed;       /* k_flushing went false */
 	pthread_t k_thread;
 	bool k_thread_up, k_stop;
 	int k_flush_ms;
@@ -110,6 +118,11 @@ struct cl_packer {
 	unsigned int k_nplaced;
 	int64_t k_oldest_ms;            /* first placement not yet committed */
 	int64_t k_last_ms;              /* the last placement in the current pack */
+	bool k_flushing;                /* the buffer is being written */
+	/* Closed files a failed flush left unplaced: the flusher places them
+	 * again from k_retry_ms on. */
+	bool k_requeue;
+	int64_t k_retry_ms;
 	int k_err;                      /* a failed background commit */
 	struct pk_dir k_dirs[PK_DIRS];
 };
@@ -301,29 +314,46 @@ out:
 
 /* ---- writing the buffer and committing ---- */
 
+/* Another thread's write of the buffer ends first (k_lock held). */
+static void pk_flush_wait(struct cl_packer *k)
+{
+	while (k->k_flushing)
+		pthread_cond_wait(&k->k_flushed, &k->k_lock);
+}
+
+/*
+ * Writes the buffer to the pack's objects and syncs them, with k_lock
+ * released meanwhile (k_flushing set).  An OST that does not answer fails
+ * the write at once: the files can go to another pack, and waiting out an
+ * OSS restart here would hold up every small-file writer of this client.
+ */
 static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
 {
 	struct nc_fid pf = pk_pack_fid(k->k_layout.l_pack_id);
 	struct nc_layout l = k->k_layout;
-	uint64_t failed = 0;
+	const uint8_t *buf = k->k_buf;
+	size_t len = k->k_len;
+	uint64_t base = k->k_base, failed = 0;
 	int rc;
 
-	if (!k->k_len)
+	if (!len)
 		return 0;
+	k->k_flushing = true;
+	pthread_mutex_unlock(&k->k_lock);
 	if (l.l_m)
-		rc = cl_ec_write(fs, &fs->fs_cred, &pf, &l, k->k_buf, k->k_len, k->k_base);
+		rc = cl_ec_write(fs, &fs->fs_cred, &pf, &l, buf, len, base);
 	else
-		rc = cl_io_write(fs, &pf, &l, k->k_buf, k->k_len, k->k_base);
-	if (rc)
-		return rc;
+		rc = cl_io_write_once(fs, &pf, &l, buf, len, base);
 	/* Durable before any record points at it. */
-	if (l.l_m) {
+	if (!rc)
 		rc = cl_io_objects(fs, &pf, &l, NC_OP_OBJ_SYNC, 0, &failed);
-		if (!rc)
-			rc = cl_objects_settle(fs, &fs->fs_cred, &pf, &l, failed);
-	} else {
-		rc = cl_io_objects(fs, &pf, &l, NC_OP_OBJ_SYNC, 0, NULL);
-	}
+	if (!rc && l.l_m)
+		rc = cl_objects_settle(fs, &fs->fs_cred, &pf, &l, failed);
+	else if (!rc && failed)
+		rc = -EIO; /* plain striping: an object is not durable */
+	pthread_mutex_lock(&k->k_lock);
+	k->k_flushing = false;
+	pthread_cond_broadcast(&k->k_flushed);
 	if (!rc)
 		k->k_layout = l; /* with any stale marks it learnt */
 	return rc;
@@ -499,40 +529,37 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 	return rc;
 }
 
-/* Writes what is placed and commits it (k_lock held). */
-static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
+/* What is placed goes back to waiting (a failed write or commit): the
+ * flusher places it again after a flush interval (k_lock held). */
+static void pk_unplace_all(struct cl_packer *k)
 {
-	int rc = 0, r;
-
-	if (k->k_nplaced) {
-		rc = pk_write_buf(fs, k);
-		if (rc) {
-			/* Nothing was committed: the files stay placed and the
-			 * next flush writes the buffer again. */
-			return rc;
+	for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
+		if (p->p_placed) {
+			p->p_placed = false;
+			p->p_dirty = true;
+			p->p_replace = true;
+			k->k_requeue = true;
 		}
-		rc = pk_commit_new(fs, k, false);
-		r = pk_commit_switches(fs, k);
-		if (!rc)
-			rc = r;
-		k->k_base = k->k_next;
-		k->k_len = 0;
-		k->k_nplaced = 0;
-		/* A commit that failed: those files are placed again (in the
-		 * next buffer) at the next flush. */
-		for (struct cl_pend *p = k->k_pends; p; p = p->p_next)
-			if (p->p_placed) {
-				p->p_placed = false;
-				p->p_dirty = true;
-			}
-	}
-	if (k->k_has_pack && (seal || k->k_next >= PK_PACK_MAX_BYTES)) {
-		r = pk_commit_new(fs, k, true);
-		if (!rc)
-			rc = r;
-		k->k_has_pack = false;
-	}
-	return rc;
+	k->k_len = 0;
+	k->k_nplaced = 0;
+	k->k_retry_ms = nc_now_ms() + k->k_flush_ms;
+}
+
+/* The pack's objects failed a write: it gets no more files (sealed, so
+ * that compaction may take it; the files committed in it before stay),
+ * and the next placement starts a new pack (k_lock held). */
+static void pk_abandon(struct nacre_fs *fs, struct cl_packer *k, int why)
+{
+	int rc;
+
+	nc_warn("client", "pack %llu could not be written (%s): its files go to a new pack",
+		(unsigned long long)k->k_layout.l_pack_id, nc_strerror(why));
+	pk_unplace_all(k);
+	rc = pk_commit_new(fs, k, true);
+	if (rc) /* the MDS counts it as sealed after a while */
+		nc_warn("client", "pack %llu not sealed: %s",
+			(unsigned long long)k->k_layout.l_pack_id, nc_strerror(rc));
+	k->k_has_pack = false;
 }
 
 /* Room in the buffer for a file of @len bytes after a flush (which leaves
@@ -553,8 +580,9 @@ static int pk_buf_fit(struct cl_packer *k, size_t len)
 	return 0;
 }
 
-/* Appends @p's bytes to the pack buffer. */
-static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p)
+/* Appends @p's bytes to the pack buffer, starting a pack if there is none;
+ * -ENOBUFS when they fit only after a flush (k_lock held, no flush on). */
+static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p)
 {
 	uint64_t chunk, pos;
 	int rc;
@@ -567,24 +595,12 @@ static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_p
 	rc = pk_buf_fit(k, p->p_len);
 	if (rc)
 		return rc;
-	for (int pass = 0; pass < 2; pass++) {
-		chunk = k->k_layout.l_stripe_size;
-		pos = k->k_next;
-		if (p->p_len <= chunk && pos % chunk + p->p_len > chunk)
-			pos += chunk - pos % chunk;
-		if (pos + p->p_len - k->k_base <= k->k_buf_cap)
-			break;
-		rc = pk_flush_locked(fs, k, false);
-		if (rc)
-			return rc;
-		if (!k->k_has_pack) {
-			rc = pk_pack_alloc(fs, k, &p->p_parent);
-			if (rc)
-				return rc;
-		}
-	}
+	chunk = k->k_layout.l_stripe_size;
+	pos = k->k_next;
+	if (p->p_len <= chunk && pos % chunk + p->p_len > chunk)
+		pos += chunk - pos % chunk;
 	if (pos + p->p_len - k->k_base > k->k_buf_cap)
-		return -EFBIG;
+		return -ENOBUFS;
 	memset(k->k_buf + k->k_len, 0, pos - k->k_base - k->k_len);
 	if (p->p_len)
 		memcpy(k->k_buf + (pos - k->k_base), p->p_data, p->p_len);
@@ -593,28 +609,124 @@ static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_p
 	p->p_pack = k->k_layout.l_pack_id;
 	p->p_off = pos;
 	p->p_placed = true;
+	p->p_replace = false;
 	k->k_last_ms = nc_now_ms();
 	if (k->k_nplaced++ == 0)
 		k->k_oldest_ms = k->k_last_ms;
 	return 0;
 }
 
-/* Places every pend with bytes the MDS lacks (open ones too), then
- * flushes (k_lock held). */
+/* Places again what a failed flush left (and closed files a failed
+ * placement left), as many as the buffer takes without a flush (k_lock
+ * held, no flush on). */
+static int pk_requeue(struct nacre_fs *fs, struct cl_packer *k)
+{
+	for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
+		int rc;
+
+		if ((p->p_opens && !p->p_replace) || p->p_gone || !p->p_dirty || p->p_placed)
+			continue;
+		rc = pk_place_buf(fs, k, p);
+		if (rc == -ENOBUFS)
+			return 0; /* the rest after this flush */
+		if (rc)
+			return rc;
+	}
+	k->k_requeue = false;
+	return 0;
+}
+
+/* Writes what is placed and commits it (k_lock held; released while the
+ * buffer is written). */
+static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
+{
+	int rc = 0, r;
+
+	pk_flush_wait(k);
+	for (int tries = 1; k->k_nplaced; tries++) {
+		rc = pk_write_buf(fs, k);
+		if (rc) {
+			/* Nothing was committed: the files go to a new pack. */
+			pk_abandon(fs, k, rc);
+			if (tries == PK_WRITE_TRIES)
+				return rc;
+			rc = pk_requeue(fs, k);
+			if (rc)
+				return rc;
+			continue;
+		}
+		rc = pk_commit_new(fs, k, false);
+		r = pk_commit_switches(fs, k);
+		if (!rc)
+			rc = r;
+		k->k_base = k->k_next;
+		/* A commit that failed: those files are placed again (in the
+		 * next buffer) later. */
+		pk_unplace_all(k);
+		break;
+	}
+	if (k->k_has_pack && (seal || k->k_next >= PK_PACK_MAX_BYTES)) {
+		r = pk_commit_new(fs, k, true);
+		if (!rc)
+			rc = r;
+		k->k_has_pack = false;
+	}
+	return rc;
+}
+
+/* Appends @p's bytes to the pack buffer, flushing first when they do not
+ * fit (k_lock held; @p may have been placed by another thread meanwhile). */
+static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p)
+{
+	int rc;
+
+	/* After a flush the buffer is empty and takes any file (pk_buf_fit):
+	 * the bound only guards against a flush that frees nothing. */
+	for (int pass = 0; pass < 4; pass++) {
+		pk_flush_wait(k);
+		if (p->p_placed || !p->p_dirty)
+			return 0;
+		rc = pk_place_buf(fs, k, p);
+		if (rc != -ENOBUFS)
+			return rc;
+		rc = pk_flush_locked(fs, k, false);
+		if (rc)
+			return rc;
+	}
+	return -EFBIG;
+}
+
+/* Places every pend with bytes the MDS lacks (open ones too) and flushes,
+ * a buffer at a time (k_lock held).  No pend is held across a flush: the
+ * scan starts again after each. */
 static int pk_sync_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 {
+	/* Each round commits a buffer; writers that keep changing files
+	 * could otherwise keep it going. */
+	int rounds = atomic_load(&k->k_npend) + PK_WRITE_TRIES;
 	int rc = 0;
 
-	for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
-		if (p->p_dirty && !p->p_placed) {
-			rc = pk_place_locked(fs, k, p);
-			if (rc)
-				break;
+	while (rounds-- > 0) {
+		bool placed = false;
+
+		pk_flush_wait(k);
+		for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
+			if (p->p_dirty && !p->p_placed) {
+				rc = pk_place_buf(fs, k, p);
+				if (rc)
+					break;
+				placed = true;
+			}
 		}
+		if (rc && rc != -ENOBUFS)
+			return rc;
+		if (!placed && !rc)
+			return pk_flush_locked(fs, k, seal); /* all placed */
+		rc = pk_flush_locked(fs, k, false);
+		if (rc)
+			return rc;
 	}
-	if (!rc)
-		rc = pk_flush_locked(fs, k, seal);
-	return rc;
+	return -EBUSY;
 }
 
 int cl_pack_sync(struct nacre_fs *fs)
@@ -659,14 +771,25 @@ static void *pk_flusher(void *arg)
 	pthread_mutex_lock(&k->k_lock);
 	while (!k->k_stop) {
 		struct timespec ts;
-		int64_t due = k->k_nplaced ? k->k_oldest_ms + k->k_flush_ms :
-					     nc_now_ms() + k->k_flush_ms;
+		int64_t now = nc_now_ms();
 
-		if (k->k_nplaced && nc_now_ms() >= due) {
-			int rc = pk_flush_locked(fs, k, false);
+		if ((k->k_nplaced && now >= k->k_oldest_ms + k->k_flush_ms) ||
+		    (k->k_requeue && !k->k_flushing && now >= k->k_retry_ms)) {
+			int rc = 0;
 
-			if (rc && !k->k_err)
+			if (k->k_requeue) {
+				pk_flush_wait(k);
+				rc = pk_requeue(fs, k);
+			}
+			if (!rc)
+				rc = pk_flush_locked(fs, k, false);
+			/* Files still waiting are tried again (k_retry_ms);
+			 * an error is kept for the next sync only when some
+			 * were lost. */
+			if (rc && !k->k_requeue && !k->k_err)
 				k->k_err = rc;
+			if (rc && k->k_requeue)
+				k->k_retry_ms = nc_now_ms() + k->k_flush_ms;
 			continue;
 		}
 		/* A pack nothing went into for a while is sealed, so that
@@ -697,6 +820,7 @@ int cl_pack_init(struct nacre_fs *fs, const struct nacre_opts *opts)
 	if (!k)
 		return -ENOMEM;
 	pthread_mutex_init(&k->k_lock, NULL);
+	pthread_cond_init(&k->k_flushed, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&k->k_cond, &ca);
@@ -712,6 +836,7 @@ int cl_pack_init(struct nacre_fs *fs, const struct nacre_opts *opts)
 	if (pthread_create(&k->k_thread, NULL, pk_flusher, fs)) {
 		fs->fs_pk = NULL;
 		pthread_cond_destroy(&k->k_cond);
+		pthread_cond_destroy(&k->k_flushed);
 		pthread_mutex_destroy(&k->k_lock);
 		free(k);
 		return -ENOMEM;
@@ -741,6 +866,7 @@ void cl_pack_fini(struct nacre_fs *fs)
 		pk_pend_free(k, k->k_pends);
 	free(k->k_buf);
 	pthread_cond_destroy(&k->k_cond);
+	pthread_cond_destroy(&k->k_flushed);
 	pthread_mutex_destroy(&k->k_lock);
 	free(k);
 	fs->fs_pk = NULL;
@@ -1098,17 +1224,22 @@ void cl_pend_stat(struct nacre_fs *fs, struct cl_pend *p, struct nc_attr *attr)
 	pthread_mutex_unlock(&k->k_lock);
 }
 
-/* fsync of a handle on a pend: this file, and all placed with it. */
+/* fsync of a handle on a pend: this file, and all placed with it.  A
+ * flush that lost its pack leaves the file unplaced: it goes again. */
 int cl_pend_fsync(struct nacre_fs *fs, struct cl_pend *p)
 {
 	struct cl_packer *k = fs->fs_pk;
 	int rc = 0;
 
 	pthread_mutex_lock(&k->k_lock);
-	if (p->p_dirty && !p->p_placed)
-		rc = pk_place_locked(fs, k, p);
-	if (!rc)
-		rc = pk_flush_locked(fs, k, false);
+	for (int tries = 0; !rc && tries < PK_WRITE_TRIES; tries++) {
+		if (p->p_dirty && !p->p_placed)
+			rc = pk_place_locked(fs, k, p);
+		if (!rc)
+			rc = pk_flush_locked(fs, k, false);
+		if (!p->p_dirty)
+			break;
+	}
 	pthread_mutex_unlock(&k->k_lock);
 	return rc;
 }
@@ -1137,15 +1268,14 @@ int cl_pend_close(struct nacre_fs *fs, struct cl_pend *p)
 	int rc = 0;
 
 	pthread_mutex_lock(&k->k_lock);
-	if (--p->p_opens > 0) {
+	if (p->p_opens > 1 || p->p_gone) {
+		if (--p->p_opens == 0)
+			pk_pend_free(k, p);
 		pthread_mutex_unlock(&k->k_lock);
 		return 0;
 	}
-	if (p->p_gone) {
-		pk_pend_free(k, p);
-		pthread_mutex_unlock(&k->k_lock);
-		return 0;
-	}
+	/* The open is let go of after the placement: a flush that the
+	 * placement waits for must not commit and free the pend meanwhile. */
 	if (p->p_dirty && !p->p_placed) {
 		rc = pk_place_locked(fs, k, p);
 		if (rc) {
@@ -1153,9 +1283,12 @@ int cl_pend_close(struct nacre_fs *fs, struct cl_pend *p)
 			 * again. */
 			nc_warn("client", "packed file %s not queued: %s", p->p_name,
 				nc_strerror(rc));
+			k->k_requeue = true;
+			k->k_retry_ms = nc_now_ms() + k->k_flush_ms;
 			rc = 0;
 		}
 	}
+	p->p_opens--;
 	if (!p->p_dirty && !p->p_placed)
 		pk_pend_free(k, p);
 	else
@@ -1408,8 +1541,11 @@ static int pk_move_place(struct nacre_fs *fs, const struct nc_fid *fid,
 	p->p_next = k->k_pends;
 	k->k_pends = p;
 	atomic_fetch_add(&k->k_npend, 1);
+	/* Held while it is placed, as a close does (cl_pend_close()). */
+	p->p_opens = 1;
 	rc = pk_place_locked(fs, k, p);
-	if (rc && !p->p_opens)
+	p->p_opens--;
+	if (!p->p_opens && (rc || (!p->p_dirty && !p->p_placed)))
 		pk_pend_free(k, p);
 	pthread_mutex_unlock(&k->k_lock);
 	return rc;

@@ -185,6 +185,14 @@ static void mnt_log_fuse(enum fuse_log_level level, const char *fmt,
 		mnt_log_write(l, "%s", line);
 }
 
+/* libnacre's own lines (nacre_set_log()) join the mount's log. */
+static void mnt_log_lib(int level, const char *subsys, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level <= mnt_log_level)
+		mnt_log_write(level, "%s: %s", subsys, msg);
+}
+
 static void mnt_log_setup(bool foreground)
 {
 	if (mnt_log_file) {
@@ -197,6 +205,7 @@ static void mnt_log_setup(bool foreground)
 		mnt_log_echo = true;
 	}
 	fuse_set_log_func(mnt_log_fuse);
+	nacre_set_log(mnt_log_lib, NULL);
 }
 
 /* The terminal is gone: stop echoing, and fall back to syslog. */

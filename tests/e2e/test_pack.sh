@@ -272,4 +272,57 @@ test_7()
 }
 run_test 7 "the MDS compacts sparse packs in the background" test_7
 
+# ost_state I: "up" or "down", as the MDS lists OST I.
+ost_state() {
+	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
+}
+
+test_8()
+{
+	# An OSS dies while the packing client fills a plain (RAID-0) pack
+	# over every OST.  The pack is abandoned and its buffered files go to
+	# a new pack on the OSTs left: nothing waits for the dead OST, and the
+	# mount answers meanwhile.  (Before, each flush retried the dead OST
+	# for a minute while holding what every lookup of the mount needs.)
+	local i rc
+	mkdir "$PMNT/t8"
+	"$NACRE" setstripe -E none -c "$NOST" "$PMNT/t8"
+	mkdir -p "$WORK/src8"
+	for i in 1 2 3; do
+		mkdata "$WORK/src8/pre$i" 100000 "80$i"
+	done
+	cp "$WORK/src8"/pre* "$PMNT/t8/"
+	commit t8
+	"$CLUSTER" kill oss 2 --dir "$CDIR" >/dev/null
+	wait_until 10 eval '[ "$(ost_state 2)" = down ]'
+	for i in $(seq 1 30); do
+		mkdata "$WORK/src8/f$i" $((40000 + i * 1000)) "81$i"
+	done
+	mkdata "$WORK/src8/synced" 70000 820
+	# fsync first: its flush meets the dead OST, and still returns with
+	# the file committed (the other client sees it without a commit).
+	set +e
+	timeout 60 dd if="$WORK/src8/synced" of="$PMNT/t8/synced" bs=64k conv=fsync status=none
+	rc=$?
+	set -e
+	assert_eq "$rc" "0" "fsync of a packed file with an OSS dead"
+	cmp "$WORK/src8/synced" "$MNT/t8/synced"
+	set +e
+	timeout 60 cp "$WORK/src8"/f* "$PMNT/t8/"
+	rc=$?
+	set -e
+	assert_eq "$rc" "0" "writing packed files with an OSS dead"
+	timeout 10 ls "$PMNT/t8" >/dev/null
+	grep -q "pack [0-9]* could not be written .*: its files go to a new pack" "$CDIR/pmnt.log"
+	# The other client reads the new files while the OSS is still down.
+	drop_caches || true
+	for i in $(seq 1 30); do
+		cmp "$WORK/src8/f$i" "$MNT/t8/f$i"
+	done
+	oss_start 2
+	drop_caches || true
+	same_tree "$WORK/src8" "$MNT/t8"
+}
+run_test 8 "an OSS that dies under a filling pack: its files go to a new pack" test_8
+
 finish

@@ -580,6 +580,15 @@ void nc_wire_pack_alloc(struct nc_xdr *x, struct nc_pack_alloc *m)
 	nc_xdr_cred(x, &m->pa_cred);
 	nc_xdr_fid(x, &m->pa_dir);
 	nc_xdr_layout(x, &m->pa_layout);
+	nc_xdr_u32(x, &m->pa_navoid);
+	if (x->x_err)
+		return;
+	if (m->pa_navoid > NC_PACK_AVOID_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return;
+	}
+	for (uint32_t i = 0; i < m->pa_navoid; i++)
+		nc_xdr_u32(x, &m->pa_avoid[i]);
 }
 
 void nc_wire_pack_commit(struct nc_xdr *x, struct nc_pack_commit *m)

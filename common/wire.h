@@ -441,12 +441,17 @@ struct nc_fid_grant {
 #define NC_FID_GRANT_MAX 65536u
 
 /* PACK_ALLOC: a new pack laid out as the directory's files would be
- * (pa_dir; the root's default when none).  Reply: pa_layout, whose
- * l_pack_id names the pack. */
+ * (pa_dir; the root's default when none), leaving out the OSTs of
+ * pa_avoid where others are up (the client found them not answering: a
+ * pack that cannot be written costs its writer a request timeout).
+ * Reply: pa_layout, whose l_pack_id names the pack. */
+#define NC_PACK_AVOID_MAX 64u
 struct nc_pack_alloc {
 	struct nc_cred pa_cred;
 	struct nc_fid pa_dir;
 	struct nc_layout pa_layout;     /* reply */
+	uint32_t pa_navoid;             /* request */
+	uint32_t pa_avoid[NC_PACK_AVOID_MAX];
 };
 
 /* PACK_COMMIT: many creates of packed files in one durable batch (each a

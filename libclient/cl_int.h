@@ -273,9 +273,10 @@ ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		const void *buf, size_t len, uint64_t off);
 /* As cl_io_write(), but an OST that does not answer fails the write at
- * once instead of being waited for (packs: the bytes can go elsewhere). */
+ * once instead of being waited for (packs: the bytes can go elsewhere);
+ * @failed (may be NULL) gets a bit per stripe whose write failed. */
 int cl_io_write_once(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		     const void *buf, size_t len, uint64_t off);
+		     const void *buf, size_t len, uint64_t off, uint64_t *failed);
 /*
  * Truncates (NC_OP_OBJ_TRUNC, to what @file_size needs) or syncs every object
  * of the layout, in parallel.  With @failed NULL (plain striping) any

@@ -84,10 +84,13 @@ void cl_pieces_fini(struct cl_piece *p, int n)
  * Plain striping: reads (@opcode OBJ_READ, into @buf) or writes (OBJ_WRITE,
  * from @buf) [off, off + len), CL_IO_BATCH pieces in flight at a time;
  * with @retry, a piece whose OST does not answer is retried for the
- * client's retry time (riding out an OSS restart).
+ * client's retry time (riding out an OSS restart).  @failed (may be NULL)
+ * gets a bit per stripe whose piece failed; an OST that timed out counts
+ * as silent for the client's other I/O (cl_ost_note_result()).
  */
 static int plain_io(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		    uint16_t opcode, uint8_t *buf, size_t len, uint64_t off, bool retry)
+		    uint16_t opcode, uint8_t *buf, size_t len, uint64_t off, bool retry,
+		    uint64_t *failed)
 {
 	struct nc_extent ext[CL_IO_BATCH];
 	struct cl_piece *p;
@@ -124,6 +127,13 @@ static int plain_io(struct nacre_fs *fs, const struct nc_fid *fid, const struct 
 			batch += ext[i].e_len;
 		}
 		rc = cl_pieces_run(p, n, retry);
+		for (int i = 0; i < n; i++) {
+			int st = p[i].ip_call.c_status;
+
+			cl_ost_note_result(fs, p[i].ip_req.or_ost, st);
+			if (st && failed)
+				*failed |= 1ull << p[i].ip_ext.e_stripe;
+		}
 		for (int i = 0; !rc && opcode == NC_OP_OBJ_READ && i < n; i++) {
 			uint32_t got = p[i].ip_call.c_rep_bulk_len;
 
@@ -145,7 +155,7 @@ out:
 ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		   void *buf, size_t len, uint64_t off)
 {
-	int rc = plain_io(fs, fid, l, NC_OP_OBJ_READ, buf, len, off, true);
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_READ, buf, len, off, true, NULL);
 
 	return rc ? rc : (ssize_t)len;
 }
@@ -154,7 +164,8 @@ int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_l
 		const void *buf, size_t len, uint64_t off)
 {
 	/* Written from, never into: the cast only shares the loop. */
-	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off, true);
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off, true,
+			  NULL);
 
 	/* Reads ahead made while the bytes changed are suspect. */
 	cl_ra_file_changed(fs, fid);
@@ -162,9 +173,10 @@ int cl_io_write(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_l
 }
 
 int cl_io_write_once(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		     const void *buf, size_t len, uint64_t off)
+		     const void *buf, size_t len, uint64_t off, uint64_t *failed)
 {
-	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off, false);
+	int rc = plain_io(fs, fid, l, NC_OP_OBJ_WRITE, (uint8_t *)(uintptr_t)buf, len, off, false,
+			  failed);
 
 	cl_ra_file_changed(fs, fid);
 	return rc;
@@ -209,6 +221,7 @@ int cl_io_objects(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc
 		for (int i = 0; i < n; i++) {
 			int st = p[i].ip_call.c_status;
 
+			cl_ost_note_result(fs, p[i].ip_req.or_ost, st);
 			if (st == -EINVAL || st == -ENOMEM || st == -NC_E_PROTO)
 				rc = rc ? rc : st;
 			else if (st)

@@ -95,6 +95,12 @@ struct pk_dir {
 	int64_t d_expires;
 };
 
+/* An OST a pack write found not answering (k_lock). */
+struct pk_avoid {
+	uint32_t a_ost;
+	int64_t a_until_ms;
+};
+
 struct cl_packer {
 	pthread_mutex_t k_lock;
 	pthread_cond_t k_cond;          /* the flusher's: files placed, stop */
@@ -124,6 +130,11 @@ struct cl_packer {
 	bool k_requeue;
 	int64_t k_retry_ms;
 	int k_err;                      /* a failed background commit */
+	/* OSTs new packs leave out for a while: the MDS learns of an OSS
+	 * that hangs only when its own poll times out, and of a network
+	 * path that fails this client alone never. */
+	struct pk_avoid k_avoid[NC_PACK_AVOID_MAX];
+	uint32_t k_navoid;
 	struct pk_dir k_dirs[PK_DIRS];
 };
 
@@ -264,6 +275,68 @@ static int pk_fid_get(struct nacre_fs *fs, struct cl_packer *k, struct nc_fid *f
 	return 0;
 }
 
+/* How long a pack write's failure keeps an OST out of new packs: as long
+ * as a timeout keeps it out of erasure-coded reads (cl_ost_is_silent()). */
+static int64_t pk_avoid_ms(const struct nacre_fs *fs)
+{
+	return 2 * (int64_t)fs->fs_timeout_ms;
+}
+
+/* New packs leave OST @ost out for pk_avoid_ms() (k_lock held). */
+static void pk_avoid_add(struct nacre_fs *fs, struct cl_packer *k, uint32_t ost)
+{
+	int64_t now = nc_now_ms();
+	uint32_t i, slot = 0;
+
+	for (i = 0; i < k->k_navoid && k->k_avoid[i].a_ost != ost; i++)
+		if (k->k_avoid[i].a_until_ms < k->k_avoid[slot].a_until_ms)
+			slot = i;
+	if (i < k->k_navoid)
+		slot = i;
+	else if (k->k_navoid < NC_PACK_AVOID_MAX)
+		slot = k->k_navoid++;
+	/* else: the entry that ends first makes room */
+	k->k_avoid[slot].a_ost = ost;
+	k->k_avoid[slot].a_until_ms = now + pk_avoid_ms(fs);
+	nc_info("client", "new packs leave OST %u out for %lld s", ost,
+		(long long)(pk_avoid_ms(fs) / 1000));
+}
+
+/* True when new packs leave OST @ost out: a pack write failed on it, or
+ * any request to it timed out, lately (k_lock held). */
+static bool pk_avoids(struct nacre_fs *fs, const struct cl_packer *k, uint32_t ost)
+{
+	int64_t now = nc_now_ms();
+
+	for (uint32_t i = 0; i < k->k_navoid; i++)
+		if (k->k_avoid[i].a_ost == ost && k->k_avoid[i].a_until_ms > now)
+			return true;
+	return cl_ost_is_silent(fs, ost);
+}
+
+/* The OSTs of the PACK_ALLOC request to leave out (k_lock held). */
+static void pk_avoid_list(struct nacre_fs *fs, const struct cl_packer *k,
+			  struct nc_pack_alloc *m)
+{
+	m->pa_navoid = 0;
+	for (uint32_t ost = 0; ost < NC_MAX_OSTS && m->pa_navoid < NC_PACK_AVOID_MAX; ost++)
+		if (pk_avoids(fs, k, ost))
+			m->pa_avoid[m->pa_navoid++] = ost;
+}
+
+/* The OSTs of plain layout @l that new packs leave out, as a stripe mask
+ * (k_lock held). */
+static uint64_t pk_avoided_stripes(struct nacre_fs *fs, const struct cl_packer *k,
+				   const struct nc_layout *l)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t s = 0; s < l->l_stripe_count && s < NC_MAX_STRIPES; s++)
+		if (pk_avoids(fs, k, l->l_shards[s].ls_ost))
+			mask |= 1ull << s;
+	return mask;
+}
+
 static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct nc_fid *dir)
 {
 	struct nc_pack_alloc *m = calloc(1, sizeof(*m));
@@ -275,6 +348,7 @@ static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct 
 		return -ENOMEM;
 	m->pa_cred = fs->fs_cred;
 	m->pa_dir = *dir;
+	pk_avoid_list(fs, k, m);
 	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_ALLOC, (nc_xdr_fn)nc_wire_pack_alloc, m,
 			  (nc_xdr_fn)nc_wire_pack_alloc, m, &call);
 	if (rc)
@@ -326,6 +400,9 @@ static void pk_flush_wait(struct cl_packer *k)
  * released meanwhile (k_flushing set).  An OST that does not answer fails
  * the write at once: the files can go to another pack, and waiting out an
  * OSS restart here would hold up every small-file writer of this client.
+ * A plain pack over an OST that new packs leave out is not tried at all
+ * (a pack placed before its failure was learnt): that would cost a
+ * request timeout for nothing.
  */
 static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
 {
@@ -338,12 +415,14 @@ static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
 
 	if (!len)
 		return 0;
+	if (!l.l_m && pk_avoided_stripes(fs, k, &l))
+		return -EHOSTDOWN;
 	k->k_flushing = true;
 	pthread_mutex_unlock(&k->k_lock);
 	if (l.l_m)
 		rc = cl_ec_write(fs, &fs->fs_cred, &pf, &l, buf, len, base);
 	else
-		rc = cl_io_write_once(fs, &pf, &l, buf, len, base);
+		rc = cl_io_write_once(fs, &pf, &l, buf, len, base, &failed);
 	/* Durable before any record points at it. */
 	if (!rc)
 		rc = cl_io_objects(fs, &pf, &l, NC_OP_OBJ_SYNC, 0, &failed);
@@ -356,6 +435,10 @@ static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
 	pthread_cond_broadcast(&k->k_flushed);
 	if (!rc)
 		k->k_layout = l; /* with any stale marks it learnt */
+	else if (!l.l_m)
+		for (uint32_t s = 0; s < l.l_stripe_count && s < NC_MAX_STRIPES; s++)
+			if (failed >> s & 1)
+				pk_avoid_add(fs, k, l.l_shards[s].ls_ost);
 	return rc;
 }
 

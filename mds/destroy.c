@@ -91,7 +91,7 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 		    object_in_use(&cur, have_cur, &rec->dr_fid, obj, idx))
 			continue;
 		pthread_mutex_lock(&mds->ms_ost_lock);
-		up = mds->ms_osts[idx].ol_known && mds->ms_osts[idx].ol_up;
+		up = mds_ost_serves(&mds->ms_osts[idx]);
 		info = mds->ms_osts[idx].ol_info;
 		pthread_mutex_unlock(&mds->ms_ost_lock);
 		if (!up) {
@@ -130,6 +130,31 @@ static uint64_t ost_full_below(uint64_t total)
 	return t < (64ull << 20) ? t : 64ull << 20;
 }
 
+/*
+ * An OSS whose process hangs (stopped, stuck in the kernel, its host cut
+ * off without a reset) keeps its registration connection open, so only
+ * the poll's timeout tells: such an OST counts as down (no new objects,
+ * listed down) until it answers again.  Logs the changes.
+ */
+static void ost_answered(struct mds_server *mds, uint32_t idx, bool answered)
+{
+	struct mds_ost_live *ol = &mds->ms_osts[idx];
+	bool changed;
+
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	changed = ol->ol_up && ol->ol_silent == answered;
+	if (changed)
+		ol->ol_silent = !answered;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	if (!changed)
+		return;
+	if (!answered)
+		nc_warn("mds", "OST %u does not answer (statfs timed out): new files leave it "
+			"out until it does", idx);
+	else
+		nc_info("mds", "OST %u answers again", idx);
+}
+
 /* Asks OST @idx at @addr how much space it has; updates and logs its full
  * state on a change. */
 static void ost_space_check(struct mds_server *mds, uint32_t idx, const char *addr)
@@ -146,6 +171,7 @@ static void ost_space_check(struct mds_server *mds, uint32_t idx, const char *ad
 		return;
 	rc = nc_cconn_rpc(cc, NC_OP_OST_STATFS, (nc_xdr_fn)nc_wire_obj_req, &o,
 			  (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);
+	ost_answered(mds, idx, rc != -ETIMEDOUT);
 	if (rc) {
 		nc_debug("mds", "statfs of OST %u: %s", idx, nc_strerror(rc));
 		return;

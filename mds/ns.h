@@ -194,6 +194,9 @@ void mds_ns_set_migrate_quiet(struct mds_ns *ns, int ms);
 /* Removes the OSTs @idx[0..n) from @set, both lists (a migration's
  * --ost-exclude). */
 void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
+/* Counts the up OSTs of @idx as down (a client found them not answering),
+ * unless that leaves no OST up. */
+void mds_ost_set_avoid(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
 
 int mds_ns_batch_begin(struct mds_ns *ns);
 int mds_ns_batch_end(struct mds_ns *ns);

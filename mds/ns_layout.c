@@ -160,26 +160,48 @@ static int ns_layout_pick(struct mds_ns *ns, const struct nc_layout *dflt,
 	return 0;
 }
 
+static bool ost_in(const uint32_t *idx, uint32_t n, uint32_t ost)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (idx[j] == ost)
+			return true;
+	return false;
+}
+
 /* A filter on the OSTs a new layout may use: the OSTs a migration must
  * leave (--ost-exclude) are dropped from both lists. */
 void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n)
 {
-	uint32_t i, j, kept;
+	uint32_t i, kept;
 
-	for (i = 0, kept = 0; i < set->os_count && i < NC_MAX_OSTS; i++) {
-		for (j = 0; j < n && idx[j] != set->os_index[i]; j++)
-			;
-		if (j == n)
+	for (i = 0, kept = 0; i < set->os_count && i < NC_MAX_OSTS; i++)
+		if (!ost_in(idx, n, set->os_index[i]))
 			set->os_index[kept++] = set->os_index[i];
+	set->os_count = kept;
+	for (i = 0, kept = 0; i < set->os_ndown && i < NC_MAX_OSTS; i++)
+		if (!ost_in(idx, n, set->os_down[i]))
+			set->os_down[kept++] = set->os_down[i];
+	set->os_ndown = kept;
+}
+
+void mds_ost_set_avoid(struct mds_ost_set *set, const uint32_t *idx, uint32_t n)
+{
+	uint32_t i, kept, left = 0;
+
+	for (i = 0; i < set->os_count && i < NC_MAX_OSTS; i++)
+		if (!ost_in(idx, n, set->os_index[i]))
+			left++;
+	if (left == 0 || left == set->os_count)
+		return;
+	for (i = 0, kept = 0; i < set->os_count && i < NC_MAX_OSTS; i++) {
+		uint32_t ost = set->os_index[i];
+
+		if (!ost_in(idx, n, ost))
+			set->os_index[kept++] = ost;
+		else if (set->os_ndown < NC_MAX_OSTS)
+			set->os_down[set->os_ndown++] = ost;
 	}
 	set->os_count = kept;
-	for (i = 0, kept = 0; i < set->os_ndown && i < NC_MAX_OSTS; i++) {
-		for (j = 0; j < n && idx[j] != set->os_down[i]; j++)
-			;
-		if (j == n)
-			set->os_down[kept++] = set->os_down[i];
-	}
-	set->os_ndown = kept;
 }
 
 /*

@@ -48,8 +48,8 @@ void mds_server_ost_set(struct mds_server *mds, struct mds_ost_set *set)
 		if (!ol->ol_known || !mds_ost_is_eligible(&ol->ol_info))
 			continue;
 		/* A full OST takes no new objects, as if it were down. */
-		set->os_full[i] = ol->ol_up && ol->ol_full;
-		if (ol->ol_up && !ol->ol_full)
+		set->os_full[i] = mds_ost_serves(ol) && ol->ol_full;
+		if (mds_ost_serves(ol) && !ol->ol_full)
 			set->os_index[set->os_count++] = i;
 		else
 			set->os_down[set->os_ndown++] = i;
@@ -66,7 +66,7 @@ void mds_server_ost_list(struct mds_server *mds, struct nc_ost_list_rep *rep)
 			continue;
 		rep->ol_osts[rep->ol_count] = mds->ms_osts[i].ol_info;
 		rep->ol_osts[rep->ol_count].o_state =
-			(mds->ms_osts[i].ol_up ? NC_OST_UP : NC_OST_DOWN) |
+			(mds_ost_serves(&mds->ms_osts[i]) ? NC_OST_UP : NC_OST_DOWN) |
 			(mds->ms_osts[i].ol_info.o_state & NC_OST_INACTIVE);
 		rep->ol_count++;
 	}
@@ -109,6 +109,7 @@ int mds_server_ost_register(struct mds_server *mds, const struct nc_ost_info *os
 	if (!ol->ol_up)
 		nc_info("mds", "OST %u is up at %s", ost->o_index, ost->o_addr);
 	ol->ol_up = true;
+	ol->ol_silent = false;
 	ol->ol_conn = conn_id;
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 	mds_catchup_ost_up(mds->ms_catchup, ost->o_index);
@@ -154,6 +155,7 @@ static void conn_closed(struct nc_srv_conn *conn, void *arg)
 
 		if (ol->ol_known && ol->ol_up && ol->ol_conn == id) {
 			ol->ol_up = false;
+			ol->ol_silent = false;
 			nc_info("mds", "OST %u is down (its OSS at %s disconnected)", i,
 				ol->ol_info.o_addr);
 		}
@@ -375,7 +377,7 @@ static bool catchup_ost_is_up(void *arg, uint32_t ost)
 	bool up;
 
 	pthread_mutex_lock(&mds->ms_ost_lock);
-	up = mds->ms_osts[ost].ol_known && mds->ms_osts[ost].ol_up;
+	up = mds_ost_serves(&mds->ms_osts[ost]);
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 	return up;
 }

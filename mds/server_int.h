@@ -19,9 +19,17 @@ struct mds_ost_live {
 	bool ol_known;
 	bool ol_up;
 	bool ol_full;           /* its free space is below ost_full_below() */
+	bool ol_silent;         /* registered, but its last statfs poll timed
+				 * out (a hung OSS): down for new layouts */
 	uint64_t ol_conn;       /* connection that registered it */
 	struct nc_ost_info ol_info;     /* o_state: only NC_OST_INACTIVE */
 };
+
+/* Registered and answering: the OST serves and may take new objects. */
+static inline bool mds_ost_serves(const struct mds_ost_live *ol)
+{
+	return ol->ol_known && ol->ol_up && !ol->ol_silent;
+}
 
 /* Connections from the MDS to OSSes, for destroys. */
 struct mds_oss_conn {

@@ -458,7 +458,7 @@ def absurd(ops):
     value has a defined harmless meaning: a READDIR cookie past the end
     (an empty last page; rd_max is clamped), a PUNCH or VERIFY where no
     byte can live (nothing to do), sealing a pack that does not exist (a
-    resent seal)."""
+    resent seal), a pack that avoids OSTs no one has (a new pack)."""
     o = ops
     a = []
     for f in BAD_FIDS:
@@ -525,7 +525,12 @@ def absurd(ops):
     a.append(("LOOKUP_MANY of 129", o["LOOKUP_MANY"],
               cred() + u32(129) + (ROOT + name(b"x")) * 129))
     a.append(("PACK_ALLOC under a bad FID", o["PACK_ALLOC"],
-              cred() + fid(0x7777, 1) + layout(0, 1, 0, 0, 0, 0)))
+              cred() + fid(0x7777, 1) + layout(0, 1, 0, 0, 0, 0) + u32(0)))
+    a.append(("PACK_ALLOC avoiding 2^32-1 OSTs", o["PACK_ALLOC"],
+              cred() + ROOT + layout(0, 1, 0, 0, 0, 0) + u32(0xFFFFFFFF)))
+    a.append(("PACK_ALLOC avoiding absurd OSTs", o["PACK_ALLOC"],
+              cred() + ROOT + layout(0, 1, 0, 0, 0, 0) + u32(3)
+              + u32(0xFFFFFFFF) + u32(7) + u32(2**31), ROLE_CLIENT, True))
     a.append(("PACK_SWITCH of a bad FID", o["PACK_SWITCH"],
               cred() + fid(0x7777, 1) + u32(0xFFFFFFFF) + u64(2**64 - 1) + u64(0) + u32(0)
               + layout() + layout()))

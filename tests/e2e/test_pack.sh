@@ -17,13 +17,15 @@ cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-pack.XXXXXX")
 PMNT=$CDIR/pmnt
 PMNT_PID=""
+STOPPED_PID=""          # an OSS we stopped (SIGSTOP): continued on exit
 mkdir -p "$PMNT"
 
-# pack_mount: mounts the packing client on $PMNT, in the foreground of a
-# background job so that its pid is ours to kill.
+# pack_mount [OPTS]: mounts the packing client on $PMNT (with the mount
+# options OPTS too), in the foreground of a background job so that its
+# pid is ours to kill.
 pack_mount() {
 	"$MOUNT_NACRE" -f "tcp://127.0.0.1:$PORT:/$FSNAME" "$PMNT" \
-		-o pack,log="$CDIR/pmnt.log" &
+		-o "pack,log=$CDIR/pmnt.log${1:+,$1}" &
 	PMNT_PID=$!
 	wait_until 10 mountpoint -q "$PMNT"
 }
@@ -37,7 +39,8 @@ pack_umount() {
 	fi
 	PMNT_PID=""
 }
-trap '_e2e_rc=$?; pack_umount; (exit $_e2e_rc); _e2e_cleanup' EXIT
+trap '_e2e_rc=$?; [ -z "$STOPPED_PID" ] || kill -CONT "$STOPPED_PID" 2>/dev/null;
+	pack_umount; (exit $_e2e_rc); _e2e_cleanup' EXIT
 
 # commit: what the packing client holds reaches the MDS (a listing from
 # it commits first).
@@ -324,5 +327,67 @@ test_8()
 	same_tree "$WORK/src8" "$MNT/t8"
 }
 run_test 8 "an OSS that dies under a filling pack: its files go to a new pack" test_8
+
+# uses_ost PATH I: the (packed) file PATH has an object on OST I.
+uses_ost() {
+	"$NACRE" getstripe "$1" | awk -v i="$2" '$1 == i { f = 1 } END { exit !f }'
+}
+
+test_9()
+{
+	# An OSS that hangs (stopped: its connections stay open and nothing
+	# answers) under a filling plain pack.  The pack's write times out
+	# once (5 s here); the client then leaves that OST out of its next
+	# packs, so the fsync returns with the file committed elsewhere.  The
+	# MDS, whose poll of the OST times out, lists it down and places
+	# nothing on it until it answers again.
+	local i rc
+	pack_umount
+	pack_mount timeout=5000
+	mkdir "$PMNT/t9"
+	"$NACRE" setstripe -E none -c "$NOST" "$PMNT/t9"
+	mkdir -p "$WORK/src9"
+	for i in 1 2 3; do
+		mkdata "$WORK/src9/pre$i" 100000 "90$i"
+	done
+	cp "$WORK/src9"/pre* "$PMNT/t9/"
+	commit t9
+	for i in $(seq 1 30); do
+		mkdata "$WORK/src9/f$i" $((40000 + i * 1000)) "91$i"
+	done
+	mkdata "$WORK/src9/synced" 70000 920
+	STOPPED_PID=$(cluster_pid oss2)
+	kill -STOP "$STOPPED_PID"
+	set +e
+	timeout 120 dd if="$WORK/src9/synced" of="$PMNT/t9/synced" bs=64k conv=fsync \
+		status=none
+	rc=$?
+	set -e
+	assert_eq "$rc" "0" "fsync of a packed file with an OSS hung"
+	! uses_ost "$MNT/t9/synced" 2 || _e2e_assert_failed "synced is on the hung OST"
+	cmp "$WORK/src9/synced" "$MNT/t9/synced"
+	set +e
+	timeout 120 cp "$WORK/src9"/f* "$PMNT/t9/"
+	rc=$?
+	set -e
+	assert_eq "$rc" "0" "writing packed files with an OSS hung"
+	timeout 60 ls "$PMNT/t9" >/dev/null
+	for i in $(seq 1 30); do
+		! uses_ost "$MNT/t9/f$i" 2 || _e2e_assert_failed "f$i is on the hung OST"
+		cmp "$WORK/src9/f$i" "$MNT/t9/f$i"
+	done
+	grep -q "pack [0-9]* could not be written .*: its files go to a new pack" "$CDIR/pmnt.log"
+	wait_until 90 eval '[ "$(ost_state 2)" = down ]'
+	grep -q "OST 2 does not answer" "$CDIR/log/mds.log"
+	kill -CONT "$STOPPED_PID"
+	STOPPED_PID=""
+	wait_until 30 eval '[ "$(ost_state 2)" = up ]'
+	grep -q "OST 2 answers again" "$CDIR/log/mds.log"
+	pack_umount
+	pack_mount
+	drop_caches || true
+	same_tree "$WORK/src9" "$MNT/t9"
+}
+run_test 9 "an OSS that hangs under a filling pack: the client and the MDS leave it out" test_9
 
 finish

@@ -1544,6 +1544,38 @@ static void test_migrate_geometry_abort(void)
 		CU_ASSERT_FALSE(t_layout_uses(&nl, ex[i]));
 }
 
+/* PACK_ALLOC's avoid list: the OSTs a client found not answering count
+ * as down for the new pack, unless no OST would be left up. */
+static void test_pack_avoid(void)
+{
+	const uint32_t avoid[] = { 2, 5, 77 };
+	uint32_t all[T_NOSTS];
+	struct mds_ost_set set;
+	struct nc_layout l;
+	struct nc_fid none = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	set = t_osts;
+	mds_ost_set_avoid(&set, avoid, 3);
+	CU_ASSERT_EQUAL(set.os_count, T_NOSTS - 2);
+	CU_ASSERT_EQUAL(set.os_ndown, 2);
+	/* Every pack over the 6 OSTs left, whichever OST the turn starts at. */
+	for (int i = 0; i < 2 * T_NOSTS; i++) {
+		CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &set, &l), 0);
+		CU_ASSERT_EQUAL(l.l_stripe_count, 6);
+		CU_ASSERT_FALSE(t_layout_uses(&l, 2));
+		CU_ASSERT_FALSE(t_layout_uses(&l, 5));
+	}
+	/* Avoiding every OST avoids none: a pack, over all of them. */
+	for (uint32_t i = 0; i < T_NOSTS; i++)
+		all[i] = i;
+	set = t_osts;
+	mds_ost_set_avoid(&set, all, T_NOSTS);
+	CU_ASSERT_EQUAL(set.os_count, T_NOSTS);
+	CU_ASSERT_EQUAL(set.os_ndown, 0);
+	CU_ASSERT_EQUAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &set, &l), 0);
+}
+
 /* A writer that opened the file (with the old layout) shortly before the
  * swap could report its bytes after it: the swap waits for quiet. */
 static void test_migrate_quiet(void)
@@ -2394,6 +2426,7 @@ int main(void)
 		{ "OST pools: create, add, remove, list, destroy, permissions",
 		  test_pool_admin },
 		{ "OST pools restrict new layouts", test_pool_layout },
+		{ "packs leave out the OSTs a client avoids", test_pack_avoid },
 		{ "statfs", test_statfs },
 		{ "full MDT: creates up to the reserve, removals on it", test_mdt_full_reserve },
 		{ "full MDT: one operation fails, its batch stays consistent",

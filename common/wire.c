@@ -580,6 +580,11 @@ void nc_wire_pack_alloc(struct nc_xdr *x, struct nc_pack_alloc *m)
 	nc_xdr_cred(x, &m->pa_cred);
 	nc_xdr_fid(x, &m->pa_dir);
 	nc_xdr_layout(x, &m->pa_layout);
+	/* Optional (1.6): absent when empty, so that a 1.5 peer reads it. */
+	if (x->x_op == NC_XDR_DECODE ? x->x_pos == x->x_len : m->pa_navoid == 0) {
+		m->pa_navoid = 0;
+		return;
+	}
 	nc_xdr_u32(x, &m->pa_navoid);
 	if (x->x_err)
 		return;

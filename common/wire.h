@@ -41,6 +41,9 @@
  *        NC_MF_RESEND when it is sent again after a lost connection; the
  *        server answers a resend of a request it already executed with
  *        the reply it recorded, durably, with the change (mds/ns_reply.c).
+ *   1.6  PACK_ALLOC may end with the OSTs the new pack should leave out
+ *        (pa_navoid, pa_avoid); absent when there are none, so a 1.5 MDS
+ *        refuses only a request that names some.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -52,7 +55,7 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 5
+#define NC_PROTO_MINOR 6
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -443,7 +446,8 @@ struct nc_fid_grant {
 /* PACK_ALLOC: a new pack laid out as the directory's files would be
  * (pa_dir; the root's default when none), leaving out the OSTs of
  * pa_avoid where others are up (the client found them not answering: a
- * pack that cannot be written costs its writer a request timeout).
+ * pack that cannot be written costs its writer a request timeout).  The
+ * avoid list is on the wire only when it is not empty (1.6).
  * Reply: pa_layout, whose l_pack_id names the pack. */
 #define NC_PACK_AVOID_MAX 64u
 struct nc_pack_alloc {

@@ -23,6 +23,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "mds/catchup.h"
 #include "mds/server_int.h"
 
 void mds_server_kick_destroy(struct mds_server *mds)
@@ -153,6 +154,9 @@ static void ost_answered(struct mds_server *mds, uint32_t idx, bool answered)
 			"out until it does", idx);
 	else
 		nc_info("mds", "OST %u answers again", idx);
+	/* Shards marked stale while it hung are rebuilt, as after a restart. */
+	if (answered)
+		mds_catchup_ost_up(mds->ms_catchup, idx);
 }
 
 /* Asks OST @idx at @addr how much space it has; updates and logs its full

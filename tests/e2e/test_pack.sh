@@ -280,6 +280,26 @@ ost_state() {
 	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
 }
 
+# plain_pack_setup N: the directory tN of the packing client, packed
+# plainly (RAID-0) over every OST, with 3 files committed in it; and under
+# $WORK/srcN the files the test then writes there (f1..f30, synced).
+plain_pack_setup() {
+	local n=$1 i
+
+	mkdir "$PMNT/t$n"
+	"$NACRE" setstripe -E none -c "$NOST" "$PMNT/t$n"
+	mkdir -p "$WORK/src$n"
+	for i in 1 2 3; do
+		mkdata "$WORK/src$n/pre$i" 100000 "${n}0$i"
+	done
+	cp "$WORK/src$n"/pre* "$PMNT/t$n/"
+	commit "t$n"
+	for i in $(seq 1 30); do
+		mkdata "$WORK/src$n/f$i" $((40000 + i * 1000)) "${n}1$i"
+	done
+	mkdata "$WORK/src$n/synced" 70000 "${n}20"
+}
+
 test_8()
 {
 	# An OSS dies while the packing client fills a plain (RAID-0) pack
@@ -288,20 +308,9 @@ test_8()
 	# mount answers meanwhile.  (Before, each flush retried the dead OST
 	# for a minute while holding what every lookup of the mount needs.)
 	local i rc
-	mkdir "$PMNT/t8"
-	"$NACRE" setstripe -E none -c "$NOST" "$PMNT/t8"
-	mkdir -p "$WORK/src8"
-	for i in 1 2 3; do
-		mkdata "$WORK/src8/pre$i" 100000 "80$i"
-	done
-	cp "$WORK/src8"/pre* "$PMNT/t8/"
-	commit t8
+	plain_pack_setup 8
 	"$CLUSTER" kill oss 2 --dir "$CDIR" >/dev/null
 	wait_until 10 eval '[ "$(ost_state 2)" = down ]'
-	for i in $(seq 1 30); do
-		mkdata "$WORK/src8/f$i" $((40000 + i * 1000)) "81$i"
-	done
-	mkdata "$WORK/src8/synced" 70000 820
 	# fsync first: its flush meets the dead OST, and still returns with
 	# the file committed (the other client sees it without a commit).
 	set +e
@@ -340,22 +349,12 @@ test_9()
 	# once (5 s here); the client then leaves that OST out of its next
 	# packs, so the fsync returns with the file committed elsewhere.  The
 	# MDS, whose poll of the OST times out, lists it down and places
-	# nothing on it until it answers again.
+	# nothing on it until it answers again; then the shards it missed
+	# meanwhile are rebuilt without waiting for the periodic sweep.
 	local i rc
 	pack_umount
 	pack_mount timeout=5000
-	mkdir "$PMNT/t9"
-	"$NACRE" setstripe -E none -c "$NOST" "$PMNT/t9"
-	mkdir -p "$WORK/src9"
-	for i in 1 2 3; do
-		mkdata "$WORK/src9/pre$i" 100000 "90$i"
-	done
-	cp "$WORK/src9"/pre* "$PMNT/t9/"
-	commit t9
-	for i in $(seq 1 30); do
-		mkdata "$WORK/src9/f$i" $((40000 + i * 1000)) "91$i"
-	done
-	mkdata "$WORK/src9/synced" 70000 920
+	plain_pack_setup 9
 	STOPPED_PID=$(cluster_pid oss2)
 	kill -STOP "$STOPPED_PID"
 	set +e
@@ -379,10 +378,18 @@ test_9()
 	grep -q "pack [0-9]* could not be written .*: its files go to a new pack" "$CDIR/pmnt.log"
 	wait_until 90 eval '[ "$(ost_state 2)" = down ]'
 	grep -q "OST 2 does not answer" "$CDIR/log/mds.log"
+	# A large (erasure-coded) file written now has a stale shard on OST 2.
+	mkdir "$MNT/t9ec"
+	mkdata "$WORK/big9" 3000000 930
+	cp "$WORK/big9" "$MNT/t9ec/big"
+	assert_eq "$(stale_count "$MNT/t9ec")" "1" "stale shards while OST 2 hangs"
 	kill -CONT "$STOPPED_PID"
 	STOPPED_PID=""
 	wait_until 30 eval '[ "$(ost_state 2)" = up ]'
 	grep -q "OST 2 answers again" "$CDIR/log/mds.log"
+	wait_until 60 no_stale "$MNT/t9ec"
+	drop_caches || true
+	cmp "$WORK/big9" "$MNT/t9ec/big"
 	pack_umount
 	pack_mount
 	drop_caches || true

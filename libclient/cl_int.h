@@ -319,6 +319,9 @@ void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc);
  * request timeout ago and none has succeeded since.  Afterwards requests
  * go to it again, and one that answers clears it. */
 bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx);
+/* While OST @idx is silent, when its last request timed out (nc_now_ms());
+ * 0 otherwise. */
+int64_t cl_ost_silent_since(struct nacre_fs *fs, uint32_t idx);
 
 int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **out);
 /* One request without retries (locks, probes); @enc may be NULL (no body). */

@@ -205,14 +205,19 @@ void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc)
 		atomic_store_explicit(silent, 0, memory_order_relaxed);
 }
 
-bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)
+int64_t cl_ost_silent_since(struct nacre_fs *fs, uint32_t idx)
 {
 	int64_t since;
 
 	if (idx >= NC_MAX_OSTS)
-		return false;
+		return 0;
 	since = atomic_load_explicit(&fs->fs_osts[idx].co_silent_ms, memory_order_relaxed);
-	return since && nc_now_ms() - since < 2 * (int64_t)fs->fs_timeout_ms;
+	return since && nc_now_ms() - since < 2 * (int64_t)fs->fs_timeout_ms ? since : 0;
+}
+
+bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)
+{
+	return cl_ost_silent_since(fs, idx) != 0;
 }
 
 static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cconn **out)

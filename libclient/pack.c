@@ -98,6 +98,7 @@ struct pk_dir {
 /* An OST a pack write found not answering (k_lock). */
 struct pk_avoid {
 	uint32_t a_ost;
+	int64_t a_since_ms;             /* the last failure */
 	int64_t a_until_ms;
 };
 
@@ -115,6 +116,7 @@ struct cl_packer {
 	uint64_t k_fid_next, k_fid_end;
 	/* the pack being filled */
 	bool k_has_pack;
+	int64_t k_alloc_ms;             /* when the MDS laid it out */
 	struct nc_layout k_layout;      /* of its objects; l_pack_id is the id */
 	uint64_t k_next;                /* next free byte of the pack */
 	uint8_t *k_buf;
@@ -297,21 +299,24 @@ static void pk_avoid_add(struct nacre_fs *fs, struct cl_packer *k, uint32_t ost)
 		slot = k->k_navoid++;
 	/* else: the entry that ends first makes room */
 	k->k_avoid[slot].a_ost = ost;
+	k->k_avoid[slot].a_since_ms = now;
 	k->k_avoid[slot].a_until_ms = now + pk_avoid_ms(fs);
 	nc_info("client", "new packs leave OST %u out for %lld s", ost,
 		(long long)(pk_avoid_ms(fs) / 1000));
 }
 
 /* True when new packs leave OST @ost out: a pack write failed on it, or
- * any request to it timed out, lately (k_lock held). */
-static bool pk_avoids(struct nacre_fs *fs, const struct cl_packer *k, uint32_t ost)
+ * any request to it timed out, lately and after @after_ms (k_lock held). */
+static bool pk_avoids(struct nacre_fs *fs, const struct cl_packer *k, uint32_t ost,
+		      int64_t after_ms)
 {
 	int64_t now = nc_now_ms();
 
 	for (uint32_t i = 0; i < k->k_navoid; i++)
-		if (k->k_avoid[i].a_ost == ost && k->k_avoid[i].a_until_ms > now)
+		if (k->k_avoid[i].a_ost == ost && k->k_avoid[i].a_until_ms > now &&
+		    k->k_avoid[i].a_since_ms > after_ms)
 			return true;
-	return cl_ost_is_silent(fs, ost);
+	return cl_ost_silent_since(fs, ost) > after_ms;
 }
 
 /* The OSTs of the PACK_ALLOC request to leave out (k_lock held). */
@@ -320,19 +325,21 @@ static void pk_avoid_list(struct nacre_fs *fs, const struct cl_packer *k,
 {
 	m->pa_navoid = 0;
 	for (uint32_t ost = 0; ost < NC_MAX_OSTS && m->pa_navoid < NC_PACK_AVOID_MAX; ost++)
-		if (pk_avoids(fs, k, ost))
+		if (pk_avoids(fs, k, ost, 0))
 			m->pa_avoid[m->pa_navoid++] = ost;
 }
 
-/* The OSTs of plain layout @l that new packs leave out, as a stripe mask
- * (k_lock held). */
-static uint64_t pk_avoided_stripes(struct nacre_fs *fs, const struct cl_packer *k,
-				   const struct nc_layout *l)
+/* The OSTs of the current pack that failed since the MDS laid it out, as
+ * a stripe mask (k_lock held).  One that had failed before was named in
+ * PACK_ALLOC: the MDS placed the pack there anyway, having no other OST
+ * up, so it is tried. */
+static uint64_t pk_failed_since_alloc(struct nacre_fs *fs, const struct cl_packer *k)
 {
+	const struct nc_layout *l = &k->k_layout;
 	uint64_t mask = 0;
 
 	for (uint32_t s = 0; s < l->l_stripe_count && s < NC_MAX_STRIPES; s++)
-		if (pk_avoids(fs, k, l->l_shards[s].ls_ost))
+		if (pk_avoids(fs, k, l->l_shards[s].ls_ost, k->k_alloc_ms))
 			mask |= 1ull << s;
 	return mask;
 }
@@ -361,6 +368,7 @@ static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct 
 	k->k_layout = m->pa_layout;
 	k->k_layout.l_flags = 0;
 	k->k_has_pack = true;
+	k->k_alloc_ms = nc_now_ms();
 	k->k_next = 0;
 	k->k_base = 0;
 	k->k_len = 0;
@@ -400,8 +408,8 @@ static void pk_flush_wait(struct cl_packer *k)
  * released meanwhile (k_flushing set).  An OST that does not answer fails
  * the write at once: the files can go to another pack, and waiting out an
  * OSS restart here would hold up every small-file writer of this client.
- * A plain pack over an OST that new packs leave out is not tried at all
- * (a pack placed before its failure was learnt): that would cost a
+ * A plain pack over an OST that failed after the pack was laid out (a
+ * timeout seen by other I/O) is not tried at all: that would cost a
  * request timeout for nothing.
  */
 static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
@@ -415,7 +423,7 @@ static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
 
 	if (!len)
 		return 0;
-	if (!l.l_m && pk_avoided_stripes(fs, k, &l))
+	if (!l.l_m && pk_failed_since_alloc(fs, k))
 		return -EHOSTDOWN;
 	k->k_flushing = true;
 	pthread_mutex_unlock(&k->k_lock);

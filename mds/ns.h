@@ -147,8 +147,12 @@ int mds_ns_xattr_del(struct mds_ns *ns, const struct nc_cred *cred,
 /* Small files (ns_pack.c). */
 int mds_ns_fid_grant(struct mds_ns *ns, uint32_t want, uint64_t *seq, uint64_t *first,
 		     uint32_t *count);
+/* A new pack laid out as @dir's files would be, over @osts less the OSTs
+ * @avoid[0..navoid) where that still gives a layout (a client found them
+ * not answering), over all of @osts otherwise. */
 int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
-		      const struct mds_ost_set *osts, struct nc_layout *out);
+		      const struct mds_ost_set *osts, const uint32_t *avoid, uint32_t navoid,
+		      struct nc_layout *out);
 int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id);
 int mds_ns_pack_getlayout(struct mds_ns *ns, uint64_t id, struct nc_layout *out);
 int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint32_t set,
@@ -195,7 +199,7 @@ void mds_ns_set_migrate_quiet(struct mds_ns *ns, int ms);
  * --ost-exclude). */
 void mds_ost_set_exclude(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
 /* Counts the up OSTs of @idx as down (a client found them not answering),
- * unless that leaves no OST up. */
+ * unless that leaves no OST up (mds_ns_pack_alloc()). */
 void mds_ost_set_avoid(struct mds_ost_set *set, const uint32_t *idx, uint32_t n);
 
 int mds_ns_batch_begin(struct mds_ns *ns);

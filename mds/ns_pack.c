@@ -255,8 +255,34 @@ int ns_fid_check_granted(struct mds_txn *txn, const struct nc_fid *fid)
 
 /* ---- packs ---- */
 
+/* A pack's layout: without the OSTs of @avoid while the OSTs left (of the
+ * directory's pool, when it has one) can take it, else over all of @osts:
+ * a pack on a failing OST may still be written, none at all cannot. */
+static int pack_layout_alloc(struct mds_ns *ns, struct mds_txn *txn,
+			     const struct nc_layout *dflt, const struct nc_layout *tmpl,
+			     const struct mds_ost_set *osts, const uint32_t *avoid,
+			     uint32_t navoid, struct nc_layout *out)
+{
+	struct mds_ost_set *set;
+	int rc;
+
+	if (navoid == 0)
+		return ns_layout_alloc(ns, txn, dflt, tmpl, osts, out);
+	set = malloc(sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	*set = *osts;
+	mds_ost_set_avoid(set, avoid, navoid);
+	rc = ns_layout_alloc(ns, txn, dflt, tmpl, set, out);
+	free(set);
+	if (rc == -NC_E_NOOST || rc == -NC_E_LAYOUT || rc == -ENOSPC)
+		rc = ns_layout_alloc(ns, txn, dflt, tmpl, osts, out);
+	return rc;
+}
+
 int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
-		      const struct mds_ost_set *osts, struct nc_layout *out)
+		      const struct mds_ost_set *osts, const uint32_t *avoid, uint32_t navoid,
+		      struct nc_layout *out)
 {
 	struct mds_txn *txn;
 	struct ns_inode *in;
@@ -313,7 +339,7 @@ int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struc
 	 * over the OSTs the MDS picks in turn. */
 	tmpl.l_first_ost = NC_OST_ANY;
 	tmpl.l_flags = NC_LAYOUT_TEMPLATE | (tmpl.l_flags & NC_LAYOUT_POOL);
-	rc = ns_layout_alloc(ns, txn, &dflt, &tmpl, osts, &p->p_layout);
+	rc = pack_layout_alloc(ns, txn, &dflt, &tmpl, osts, avoid, navoid, &p->p_layout);
 	if (rc)
 		goto out_end;
 	p->p_layout.l_flags = 0;

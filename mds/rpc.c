@@ -539,8 +539,8 @@ static int op_pack_alloc(struct mds_server *mds, struct nc_req *req, struct nc_x
 	if (rc)
 		goto out;
 	mds_server_ost_set(mds, set);
-	mds_ost_set_avoid(set, m->pa_avoid, m->pa_navoid);
-	rc = mds_ns_pack_alloc(mds_server_ns(mds), &m->pa_cred, &m->pa_dir, set, &m->pa_layout);
+	rc = mds_ns_pack_alloc(mds_server_ns(mds), &m->pa_cred, &m->pa_dir, set, m->pa_avoid,
+			       m->pa_navoid, &m->pa_layout);
 	if (!rc) {
 		/* The id travels in l_pack_id; the layout is a plain object set. */
 		struct nc_pack_alloc *r = m;

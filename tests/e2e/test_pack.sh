@@ -397,4 +397,42 @@ test_9()
 }
 run_test 9 "an OSS that hangs under a filling pack: the client and the MDS leave it out" test_9
 
+test_10()
+{
+	# A pack directory confined to one OST (a pool of one) whose OSS
+	# restarts.  Its flushes fail while the OSS is down, at once; once it
+	# is back the next pack goes to it again, although the client's last
+	# pack failed there: with no other OST in the pool the MDS ignores
+	# the client's avoid list, and the client writes the pack it gets.
+	local rc
+	"$NACRE" pool create solo "$MNT" >/dev/null
+	"$NACRE" pool add solo 3 "$MNT" >/dev/null
+	mkdir "$PMNT/t10"
+	"$NACRE" setstripe -p solo "$PMNT/t10"
+	mkdata "$WORK/t10a" 50000 1001
+	mkdata "$WORK/t10b" 60000 1002
+	cp "$WORK/t10a" "$PMNT/t10/a"
+	commit t10
+	uses_ost "$MNT/t10/a" 3 || _e2e_assert_failed "a is not on OST 3"
+	"$CLUSTER" kill oss 3 --dir "$CDIR" >/dev/null
+	wait_until 10 eval '[ "$(ost_state 3)" = down ]'
+	set +e
+	timeout 60 dd if="$WORK/t10b" of="$PMNT/t10/down" bs=64k conv=fsync status=none
+	rc=$?
+	set -e
+	[ "$rc" != 0 ] || _e2e_assert_failed "an fsync with the pool's only OST down succeeded"
+	[ "$rc" != 124 ] || _e2e_assert_failed "an fsync with the pool's only OST down hung"
+	oss_start 3
+	set +e
+	timeout 60 dd if="$WORK/t10b" of="$PMNT/t10/b" bs=64k conv=fsync status=none
+	rc=$?
+	set -e
+	assert_eq "$rc" "0" "fsync once the pool's OST is back"
+	uses_ost "$MNT/t10/b" 3 || _e2e_assert_failed "b is not on OST 3"
+	drop_caches || true
+	cmp "$WORK/t10a" "$MNT/t10/a"
+	cmp "$WORK/t10b" "$MNT/t10/b"
+}
+run_test 10 "a pool of one OST restarts under packs: packs go to it again" test_10
+
 finish

@@ -1545,7 +1545,7 @@ static void test_migrate_geometry_abort(void)
 }
 
 /* PACK_ALLOC's avoid list: the OSTs a client found not answering count
- * as down for the new pack, unless no OST would be left up. */
+ * as down for the new pack, unless no layout would be left. */
 static void test_pack_avoid(void)
 {
 	const uint32_t avoid[] = { 2, 5, 77 };
@@ -1561,7 +1561,8 @@ static void test_pack_avoid(void)
 	CU_ASSERT_EQUAL(set.os_ndown, 2);
 	/* Every pack over the 6 OSTs left, whichever OST the turn starts at. */
 	for (int i = 0; i < 2 * T_NOSTS; i++) {
-		CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &set, &l), 0);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &t_osts, avoid, 3,
+							&l), 0);
 		CU_ASSERT_EQUAL(l.l_stripe_count, 6);
 		CU_ASSERT_FALSE(t_layout_uses(&l, 2));
 		CU_ASSERT_FALSE(t_layout_uses(&l, 5));
@@ -1573,7 +1574,15 @@ static void test_pack_avoid(void)
 	mds_ost_set_avoid(&set, all, T_NOSTS);
 	CU_ASSERT_EQUAL(set.os_count, T_NOSTS);
 	CU_ASSERT_EQUAL(set.os_ndown, 0);
-	CU_ASSERT_EQUAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &set, &l), 0);
+	CU_ASSERT_EQUAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &t_osts, all, T_NOSTS, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 6);
+	/* Avoiding all but 3: as with 3 OSTs up, striped plainly over them. */
+	CU_ASSERT_EQUAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &t_osts, all, T_NOSTS - 3, &l),
+			0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 3);
+	CU_ASSERT_EQUAL(l.l_m, 0);
+	for (uint32_t i = 0; i < T_NOSTS - 3; i++)
+		CU_ASSERT_FALSE(t_layout_uses(&l, i));
 }
 
 /* A writer that opened the file (with the old layout) shortly before the

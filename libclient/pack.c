@@ -290,6 +290,7 @@ static void pk_avoid_add(struct nacre_fs *fs, struct cl_packer *k, uint32_t ost)
 	int64_t now = nc_now_ms();
 	uint32_t i, slot = 0;
 
+	/* Its own entry, else a free one, else the one that ends first. */
 	for (i = 0; i < k->k_navoid && k->k_avoid[i].a_ost != ost; i++)
 		if (k->k_avoid[i].a_until_ms < k->k_avoid[slot].a_until_ms)
 			slot = i;
@@ -297,7 +298,6 @@ static void pk_avoid_add(struct nacre_fs *fs, struct cl_packer *k, uint32_t ost)
 		slot = i;
 	else if (k->k_navoid < NC_PACK_AVOID_MAX)
 		slot = k->k_navoid++;
-	/* else: the entry that ends first makes room */
 	k->k_avoid[slot].a_ost = ost;
 	k->k_avoid[slot].a_since_ms = now;
 	k->k_avoid[slot].a_until_ms = now + pk_avoid_ms(fs);

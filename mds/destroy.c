@@ -149,14 +149,14 @@ static void ost_answered(struct mds_server *mds, uint32_t idx, bool answered)
 	pthread_mutex_unlock(&mds->ms_ost_lock);
 	if (!changed)
 		return;
-	if (!answered)
+	if (!answered) {
 		nc_warn("mds", "OST %u does not answer (statfs timed out): new files leave it "
 			"out until it does", idx);
-	else
-		nc_info("mds", "OST %u answers again", idx);
+		return;
+	}
+	nc_info("mds", "OST %u answers again", idx);
 	/* Shards marked stale while it hung are rebuilt, as after a restart. */
-	if (answered)
-		mds_catchup_ost_up(mds->ms_catchup, idx);
+	mds_catchup_ost_up(mds->ms_catchup, idx);
 }
 
 /* Asks OST @idx at @addr how much space it has; updates and logs its full

@@ -280,6 +280,21 @@ ost_state() {
 	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
 }
 
+# status_of CMD...: runs CMD (its output to stderr) and prints its exit
+# status, which set -e lets through.
+status_of() {
+	local rc=0
+
+	"$@" >&2 || rc=$?
+	echo "$rc"
+}
+
+# fsync_copy SECS SRC DST: SRC copied to DST with an fsync at the end, given
+# SECS seconds (124 when it takes longer).
+fsync_copy() {
+	timeout "$1" dd if="$2" of="$3" bs=64k conv=fsync status=none
+}
+
 # plain_pack_setup N: the directory tN of the packing client, packed
 # plainly (RAID-0) over every OST, with 3 files committed in it; and under
 # $WORK/srcN the files the test then writes there (f1..f30, synced).
@@ -313,16 +328,10 @@ test_8()
 	wait_until 10 eval '[ "$(ost_state 2)" = down ]'
 	# fsync first: its flush meets the dead OST, and still returns with
 	# the file committed (the other client sees it without a commit).
-	set +e
-	timeout 60 dd if="$WORK/src8/synced" of="$PMNT/t8/synced" bs=64k conv=fsync status=none
-	rc=$?
-	set -e
+	rc=$(status_of fsync_copy 60 "$WORK/src8/synced" "$PMNT/t8/synced")
 	assert_eq "$rc" "0" "fsync of a packed file with an OSS dead"
 	cmp "$WORK/src8/synced" "$MNT/t8/synced"
-	set +e
-	timeout 60 cp "$WORK/src8"/f* "$PMNT/t8/"
-	rc=$?
-	set -e
+	rc=$(status_of timeout 60 cp "$WORK/src8"/f* "$PMNT/t8/")
 	assert_eq "$rc" "0" "writing packed files with an OSS dead"
 	timeout 10 ls "$PMNT/t8" >/dev/null
 	grep -q "pack [0-9]* could not be written .*: its files go to a new pack" "$CDIR/pmnt.log"
@@ -357,18 +366,11 @@ test_9()
 	plain_pack_setup 9
 	STOPPED_PID=$(cluster_pid oss2)
 	kill -STOP "$STOPPED_PID"
-	set +e
-	timeout 120 dd if="$WORK/src9/synced" of="$PMNT/t9/synced" bs=64k conv=fsync \
-		status=none
-	rc=$?
-	set -e
+	rc=$(status_of fsync_copy 120 "$WORK/src9/synced" "$PMNT/t9/synced")
 	assert_eq "$rc" "0" "fsync of a packed file with an OSS hung"
 	! uses_ost "$MNT/t9/synced" 2 || _e2e_assert_failed "synced is on the hung OST"
 	cmp "$WORK/src9/synced" "$MNT/t9/synced"
-	set +e
-	timeout 120 cp "$WORK/src9"/f* "$PMNT/t9/"
-	rc=$?
-	set -e
+	rc=$(status_of timeout 120 cp "$WORK/src9"/f* "$PMNT/t9/")
 	assert_eq "$rc" "0" "writing packed files with an OSS hung"
 	timeout 60 ls "$PMNT/t9" >/dev/null
 	for i in $(seq 1 30); do
@@ -416,17 +418,11 @@ test_10()
 	uses_ost "$MNT/t10/a" 3 || _e2e_assert_failed "a is not on OST 3"
 	"$CLUSTER" kill oss 3 --dir "$CDIR" >/dev/null
 	wait_until 10 eval '[ "$(ost_state 3)" = down ]'
-	set +e
-	timeout 60 dd if="$WORK/t10b" of="$PMNT/t10/down" bs=64k conv=fsync status=none
-	rc=$?
-	set -e
+	rc=$(status_of fsync_copy 60 "$WORK/t10b" "$PMNT/t10/down")
 	[ "$rc" != 0 ] || _e2e_assert_failed "an fsync with the pool's only OST down succeeded"
 	[ "$rc" != 124 ] || _e2e_assert_failed "an fsync with the pool's only OST down hung"
 	oss_start 3
-	set +e
-	timeout 60 dd if="$WORK/t10b" of="$PMNT/t10/b" bs=64k conv=fsync status=none
-	rc=$?
-	set -e
+	rc=$(status_of fsync_copy 60 "$WORK/t10b" "$PMNT/t10/b")
 	assert_eq "$rc" "0" "fsync once the pool's OST is back"
 	uses_ost "$MNT/t10/b" 3 || _e2e_assert_failed "b is not on OST 3"
 	drop_caches || true

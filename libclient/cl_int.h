@@ -322,6 +322,9 @@ bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx);
 /* While OST @idx is silent, when its last request timed out (nc_now_ms());
  * 0 otherwise. */
 int64_t cl_ost_silent_since(struct nacre_fs *fs, uint32_t idx);
+/* How long a failing OST is left out (reads, new packs): twice the
+ * request timeout, so one more timeout is likely to end within it. */
+int64_t cl_ost_avoid_ms(const struct nacre_fs *fs);
 
 int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **out);
 /* One request without retries (locks, probes); @enc may be NULL (no body). */

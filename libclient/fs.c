@@ -205,6 +205,11 @@ void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc)
 		atomic_store_explicit(silent, 0, memory_order_relaxed);
 }
 
+int64_t cl_ost_avoid_ms(const struct nacre_fs *fs)
+{
+	return 2 * (int64_t)fs->fs_timeout_ms;
+}
+
 int64_t cl_ost_silent_since(struct nacre_fs *fs, uint32_t idx)
 {
 	int64_t since;
@@ -212,7 +217,7 @@ int64_t cl_ost_silent_since(struct nacre_fs *fs, uint32_t idx)
 	if (idx >= NC_MAX_OSTS)
 		return 0;
 	since = atomic_load_explicit(&fs->fs_osts[idx].co_silent_ms, memory_order_relaxed);
-	return since && nc_now_ms() - since < 2 * (int64_t)fs->fs_timeout_ms ? since : 0;
+	return since && nc_now_ms() - since < cl_ost_avoid_ms(fs) ? since : 0;
 }
 
 bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)

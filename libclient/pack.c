@@ -277,14 +277,8 @@ static int pk_fid_get(struct nacre_fs *fs, struct cl_packer *k, struct nc_fid *f
 	return 0;
 }
 
-/* How long a pack write's failure keeps an OST out of new packs: as long
- * as a timeout keeps it out of erasure-coded reads (cl_ost_is_silent()). */
-static int64_t pk_avoid_ms(const struct nacre_fs *fs)
-{
-	return 2 * (int64_t)fs->fs_timeout_ms;
-}
-
-/* New packs leave OST @ost out for pk_avoid_ms() (k_lock held). */
+/* New packs leave OST @ost out for cl_ost_avoid_ms(), as long as a
+ * timeout keeps it out of erasure-coded reads (k_lock held). */
 static void pk_avoid_add(struct nacre_fs *fs, struct cl_packer *k, uint32_t ost)
 {
 	int64_t now = nc_now_ms();
@@ -300,9 +294,9 @@ static void pk_avoid_add(struct nacre_fs *fs, struct cl_packer *k, uint32_t ost)
 		slot = k->k_navoid++;
 	k->k_avoid[slot].a_ost = ost;
 	k->k_avoid[slot].a_since_ms = now;
-	k->k_avoid[slot].a_until_ms = now + pk_avoid_ms(fs);
+	k->k_avoid[slot].a_until_ms = now + cl_ost_avoid_ms(fs);
 	nc_info("client", "new packs leave OST %u out for %lld s", ost,
-		(long long)(pk_avoid_ms(fs) / 1000));
+		(long long)(cl_ost_avoid_ms(fs) / 1000));
 }
 
 /* True when new packs leave OST @ost out: a pack write failed on it, or

@@ -20,7 +20,8 @@
  *                   in a packing directory and a plain one
  *
  * Exit status: 0 success, 1 an I/O or setup error, 2 bad usage, 3 data read
- * back differs from what was written.
+ * back differs from what was written, 128 + N stopped by signal N (its
+ * files removed).
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -193,6 +194,14 @@ void bench_lat_fini(struct bench_lat *l);
 int bench_lat_merge(struct bench_lat *l, const double *v, size_t n);
 double bench_lat_mean(const struct bench_lat *l);
 double bench_lat_p99(struct bench_lat *l);
+
+/* SIGINT, SIGTERM and SIGHUP stop the run: the target calls that start
+ * work (open, read, write, stat, mkdir) fail with -EINTR from then on, so
+ * every workload ends through its error path, which removes its files,
+ * and main() removes the bench directories.  A second signal kills. */
+void bench_catch_signals(void);
+/* 0, or the signal that stopped the run. */
+int bench_stop_signal(void);
 
 /* Flushes dirty data and drops the page cache; false where not allowed. */
 bool bench_drop_caches(void);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +303,36 @@ double bench_lat_p99(struct bench_lat *l)
 	 * of the samples at or below it. */
 	i = (l->bl_n * 99 + 99) / 100;
 	return l->bl_v[i - 1];
+}
+
+/* ---- stopping on a signal ---- */
+
+static volatile sig_atomic_t bd_stop_sig;
+
+static void bd_on_signal(int sig)
+{
+	bd_stop_sig = sig;
+}
+
+void bench_catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = bd_on_signal;
+	/* Restarted system calls: only the bench's own calls stop, between
+	 * requests, never libnacre half-way through one.  The handler is
+	 * reset by the first signal, so a second one kills at once. */
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+int bench_stop_signal(void)
+{
+	return bd_stop_sig;
 }
 
 /* ---- the page cache ---- */

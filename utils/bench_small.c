@@ -368,6 +368,8 @@ static int bsm_read_batch(struct bsm_worker *w, unsigned int first,
 		w->w_reqs[k].cap = size + 1;
 		p += (size + BENCH_ALIGN) / BENCH_ALIGN * BENCH_ALIGN;
 	}
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = nacre_read_many(ph->p_fs, w->w_reqs, n, BSM_DEPTH);
 	if (rc < 0) {
 		w->w_what = "nacre_read_many";

@@ -36,6 +36,8 @@ static int bt_nacre_mkdir(struct bench_target *t, const char *name)
 	char path[PATH_MAX];
 	int rc;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = bt_nacre_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
@@ -59,6 +61,8 @@ static int bt_nacre_open(struct bench_target *t, const char *name, int flags,
 	char path[PATH_MAX];
 	int rc;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = bt_nacre_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
@@ -70,12 +74,16 @@ static int bt_nacre_open(struct bench_target *t, const char *name, int flags,
 static ssize_t bt_nacre_pread(struct bench_fh *fh, void *buf, size_t len,
 			      off_t off)
 {
+	if (bench_stop_signal())
+		return -EINTR;
 	return nacre_pread(fh->bf_nf, buf, len, off);
 }
 
 static ssize_t bt_nacre_pwrite(struct bench_fh *fh, const void *buf,
 			       size_t len, off_t off)
 {
+	if (bench_stop_signal())
+		return -EINTR;
 	return nacre_pwrite(fh->bf_nf, buf, len, off);
 }
 
@@ -99,6 +107,8 @@ static int bt_nacre_stat(struct bench_target *t, const char *name)
 	struct nacre_stat st;
 	int rc;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = bt_nacre_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
@@ -136,6 +146,8 @@ static int bt_posix_mkdir(struct bench_target *t, const char *name)
 	char path[PATH_MAX];
 	int rc;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = bt_nacre_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
@@ -159,6 +171,8 @@ static int bt_posix_open(struct bench_target *t, const char *name, int flags,
 	char path[PATH_MAX];
 	int rc;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = bt_nacre_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
@@ -172,6 +186,8 @@ static ssize_t bt_posix_pread(struct bench_fh *fh, void *buf, size_t len,
 {
 	ssize_t n;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	do {
 		n = pread(fh->bf_fd, buf, len, off);
 	} while (n < 0 && errno == EINTR);
@@ -183,6 +199,8 @@ static ssize_t bt_posix_pwrite(struct bench_fh *fh, const void *buf,
 {
 	ssize_t n;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	do {
 		n = pwrite(fh->bf_fd, buf, len, off);
 	} while (n < 0 && errno == EINTR);
@@ -209,6 +227,8 @@ static int bt_posix_stat(struct bench_target *t, const char *name)
 	struct stat st;
 	int rc;
 
+	if (bench_stop_signal())
+		return -EINTR;
 	rc = bt_nacre_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
@@ -317,6 +337,9 @@ void bench_target_fini(struct bench_target *t)
 void bench_target_err(const struct bench_target *t, const char *what,
 		      const char *name, int err)
 {
+	/* The run was stopped on purpose: main() says so once. */
+	if (err == -EINTR && bench_stop_signal())
+		return;
 	fprintf(stderr, "nacre-bench: %s: %s %s%s%s: %s\n", t->bt_name, what,
 		t->bt_dir, name[0] ? "/" : "", name, t->bt_ops->bo_strerror(err));
 }

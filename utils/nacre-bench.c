@@ -109,7 +109,8 @@ static void nb_usage(void)
 	       "                    by tens of percent from run to run on a busy machine\n"
 	       "  -h, --help        this text\n"
 	       "\n"
-	       "Exit status: 0 done, 1 an I/O error, 2 bad usage, 3 data mismatch.\n");
+	       "Exit status: 0 done, 1 an I/O error, 2 bad usage, 3 data mismatch,\n"
+	       "128+N stopped by signal N (its files removed).\n");
 }
 
 /* --only LIST: a mask of BENCH_W_* bits. */
@@ -571,12 +572,19 @@ int main(int argc, char **argv)
 	if (!run.br_drop_ok)
 		bench_note("cannot drop the page cache here: fuse and local "
 			   "uncached reads use O_DIRECT instead");
+	bench_catch_signals();
 	rc = nb_setup(&run, &fs);
 	if (rc == 0 && !cfg.bc_json)
 		nb_print_header(&run);
 	if (rc == 0)
 		rc = nb_workloads(&run);
 	nb_teardown(&run, fs);
+	if (bench_stop_signal()) {
+		fprintf(stderr, "nacre-bench: stopped by %s; its files and "
+			"directories are removed\n", strsignal(bench_stop_signal()));
+		bench_report_free();
+		return 128 + bench_stop_signal();
+	}
 	/* -EILSEQ: a file of the wrong size, reported where it was found. */
 	if (bench_mismatch_seen() || rc == -EILSEQ) {
 		bench_mismatch_report();

@@ -7,7 +7,8 @@
 # each with its ratio to the local directory, and small-file figures with
 # packing on and off; a run whose verifier expects one wrong byte must exit
 # 3, so the check of the data read is real (for the small files too); bad
-# usage exits 2; and nothing is left behind.
+# usage exits 2; a run stopped by SIGINT or SIGTERM removes its files; and
+# nothing is left behind.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -112,7 +113,8 @@ test_1()
 {
 	local json rc=0
 
-	json=$(timeout 120 "$BENCH" --quick --json --mds "tcp://127.0.0.1:$PORT" \
+	# Generous: a sanitizer build beside another suite takes over two minutes.
+	json=$(timeout 400 "$BENCH" --quick --json --mds "tcp://127.0.0.1:$PORT" \
 		--fsname "$FSNAME" --mount "$MNT" --local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --quick --json exit status"
 	python3 -c "$CHECK_JSON" <<< "$json" || _e2e_assert_failed "bad JSON figures"
@@ -195,7 +197,7 @@ test_5()
 {
 	local json rc=0
 
-	json=$(timeout 120 "$BENCH" --quick --json --only seq --repeat 3 --streams 1 \
+	json=$(timeout 300 "$BENCH" --quick --json --only seq --repeat 3 --streams 1 \
 		--threads 1 --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" \
 		--mount "$MNT" --local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --repeat 3 exit status"
@@ -207,7 +209,7 @@ test_4()
 {
 	local json rc=0
 
-	json=$(timeout 60 "$BENCH" --json --only small --small-files 40 \
+	json=$(timeout 200 "$BENCH" --json --only small --small-files 40 \
 		--small-sizes 1000,mixed --mds "tcp://127.0.0.1:$PORT" \
 		--fsname "$FSNAME" --mount "$MNT" --local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --only small exit status"
@@ -215,9 +217,62 @@ test_4()
 	assert_clean
 }
 
+# stop_after SIG SECONDS ARGS...: starts a run, sends SIG once it has made
+# files, and prints the run's exit status; a run still there 60 s later
+# is killed (status 999).
+stop_after()
+{
+	local sig=$1 secs=$2 pid i rc=0
+	shift 2
+
+	# Not through bench(): $! must be nacre-bench itself.
+	"$BENCH" --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --local "$LOCAL" \
+		--mount "$MNT" "$@" > /dev/null 2> "$CDIR/bench-stop.err" &
+	pid=$!
+	sleep "$secs"
+	kill -s "$sig" "$pid"
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2> /dev/null; then
+		kill -9 "$pid"
+		wait "$pid" || true
+		echo 999
+		return
+	fi
+	wait "$pid" || rc=$?
+	echo "$rc"
+}
+
+# A run stopped by SIGINT (Ctrl-C) or SIGTERM removes what it made on
+# every target and exits 128 + the signal.
+test_6()
+{
+	local rc
+
+	# Mid-way through writing 4 streams of 256 MiB.
+	rc=$(stop_after INT 3 --only seq --size 256m --streams 4 --threads 1)
+	cat "$CDIR/bench-stop.err"
+	assert_eq "$rc" "130" "exit status after SIGINT"
+	grep -q "stopped by Interrupt" "$CDIR/bench-stop.err" ||
+		_e2e_assert_failed "no stop message"
+	assert_clean
+	# Mid-way through the small files: packs, plain files, local files.
+	rc=$(stop_after TERM 4 --only small --small-files 3000 --small-sizes 4k)
+	cat "$CDIR/bench-stop.err"
+	assert_eq "$rc" "143" "exit status after SIGTERM"
+	grep -q "stopped by Terminated" "$CDIR/bench-stop.err" ||
+		_e2e_assert_failed "no stop message"
+	assert_clean
+	# Nothing of them is left in the filesystem either.
+	assert_eq "$(ls -A "$MNT")" "" "entries left in the filesystem"
+}
+
 run_test 1 "quick run: JSON figures for libnacre, fuse, local and tcp" test_1
 run_test 2 "a wrong byte fails verification with exit 3" test_2
 run_test 3 "bad usage exits 2, a wrong fsname 1" test_3
 run_test 4 "small files only: odd sizes, every target, no sequential reference" test_4
 run_test 5 "--repeat 3: every sequential figure is the median of three runs" test_5
+run_test 6 "SIGINT or SIGTERM stops a run and removes its files" test_6
 finish

@@ -72,6 +72,9 @@ struct nc_server_conf {
 	/* The handler reconstructs replies of resent requests (the MDS):
 	 * NC_FEAT_REPLAY is offered and requests carry the client's uuid. */
 	bool sc_replay;
+	/* The highest minor of NC_PROTO_MAJOR offered; 0: NC_PROTO_MINOR.
+	 * Lower only to act as an older release (tests of mixed versions). */
+	uint16_t sc_minor;
 	nc_handler_fn sc_handler;
 	nc_conn_closed_fn sc_closed;
 	void *sc_arg;
@@ -238,6 +241,10 @@ const char *nc_cconn_addr(const struct nc_cconn *cc);
 /* Server uuid from the last CONNECT reply (zero before). */
 void nc_cconn_server_uuid(struct nc_cconn *cc, uint8_t uuid[16]);
 bool nc_cconn_is_connected(struct nc_cconn *cc);
+/* The minor version of NC_PROTO_MAJOR both ends speak, from the last
+ * CONNECT reply (0 before the first): a request field newer than it is
+ * left out, as the older peer would refuse it. */
+uint16_t nc_cconn_peer_minor(struct nc_cconn *cc);
 /* "rdma" or "tcp": the transport of the connection now, NULL when not
  * connected.  @note A static string. */
 const char *nc_cconn_xprt_name(struct nc_cconn *cc);

@@ -49,6 +49,7 @@ struct nc_cconn {
 	pthread_t cc_rx;
 	uint64_t cc_next_reqid;
 	uint8_t cc_uuid[16];
+	uint16_t cc_minor;              /* the minor both ends speak; 0 before */
 	uint8_t cc_key[NC_AUTH_KEY_LEN];
 	/* Reply reconstruction (co_replay): this client's uuid at the server,
 	 * whether the connection now offers it, and the reply slots in use. */
@@ -537,6 +538,9 @@ static int cc_connect(struct nc_cconn *cc)
 	}
 	pthread_mutex_lock(&cc->cc_lock);
 	memcpy(cc->cc_uuid, cp.cp_uuid, 16);
+	/* The server answers with the smaller minor; one that names a
+	 * larger one still gets ours only. */
+	cc->cc_minor = cp.cp_minor < NC_PROTO_MINOR ? cp.cp_minor : NC_PROTO_MINOR;
 	cc->cc_replay_ok = cc->cc_opts.co_replay && (cp.cp_features & NC_FEAT_REPLAY);
 	cc->cc_fd = fd;
 	cc->cc_rx_running = true;
@@ -678,6 +682,16 @@ void nc_cconn_server_uuid(struct nc_cconn *cc, uint8_t uuid[16])
 	pthread_mutex_lock(&cc->cc_lock);
 	memcpy(uuid, cc->cc_uuid, 16);
 	pthread_mutex_unlock(&cc->cc_lock);
+}
+
+uint16_t nc_cconn_peer_minor(struct nc_cconn *cc)
+{
+	uint16_t minor;
+
+	pthread_mutex_lock(&cc->cc_lock);
+	minor = cc->cc_minor;
+	pthread_mutex_unlock(&cc->cc_lock);
+	return minor;
 }
 
 const char *nc_cconn_xprt_name(struct nc_cconn *cc)

@@ -401,10 +401,12 @@ void nc_req_drop(struct nc_req *req)
 
 /* ---- the I/O thread ---- */
 
-static uint16_t proto_minor_min(uint16_t theirs)
+static uint16_t proto_minor_min(const struct nc_server *srv, uint16_t theirs)
 {
 	uint16_t ours = NC_PROTO_MINOR;
 
+	if (srv->s_conf.sc_minor && srv->s_conf.sc_minor < ours)
+		ours = srv->s_conf.sc_minor;
 	return theirs < ours ? theirs : ours;
 }
 
@@ -457,7 +459,7 @@ static int handle_connect(struct nc_srv_conn *c, const uint8_t *body,
 	}
 	cp.cp_major = NC_PROTO_MAJOR;
 	/* Both sides speak the smaller minor. */
-	cp.cp_minor = proto_minor_min(cr.cr_minor);
+	cp.cp_minor = proto_minor_min(srv, cr.cr_minor);
 	cp.cp_role = srv->s_conf.sc_role;
 	cp.cp_features = cr.cr_features & NC_FEATURES_SUPPORTED;
 	if (!srv->s_conf.sc_replay)

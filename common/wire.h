@@ -42,8 +42,9 @@
  *        server answers a resend of a request it already executed with
  *        the reply it recorded, durably, with the change (mds/ns_reply.c).
  *   1.6  PACK_ALLOC may end with the OSTs the new pack should leave out
- *        (pa_navoid, pa_avoid); absent when there are none, so a 1.5 MDS
- *        refuses only a request that names some.
+ *        (pa_navoid, pa_avoid); absent when there are none, and sent
+ *        only where CONNECT agreed on 1.6 (nc_cconn_peer_minor()), so a
+ *        1.5 MDS never sees it.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -56,6 +57,8 @@
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
 #define NC_PROTO_MINOR 6
+/* The first minor with PACK_ALLOC's avoid list. */
+#define NC_MINOR_PACK_AVOID 6
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */

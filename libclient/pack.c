@@ -318,6 +318,10 @@ static void pk_avoid_list(struct nacre_fs *fs, const struct cl_packer *k,
 			  struct nc_pack_alloc *m)
 {
 	m->pa_navoid = 0;
+	/* A 1.5 MDS refuses a PACK_ALLOC that names OSTs: it places the pack
+	 * anywhere, and a write on a failing OST abandons it as before. */
+	if (nc_cconn_peer_minor(fs->fs_mds) < NC_MINOR_PACK_AVOID)
+		return;
 	for (uint32_t ost = 0; ost < NC_MAX_OSTS && m->pa_navoid < NC_PACK_AVOID_MAX; ost++)
 		if (pk_avoids(fs, k, ost, 0))
 			m->pa_avoid[m->pa_navoid++] = ost;

@@ -217,6 +217,9 @@ static void on_closed(struct nc_srv_conn *conn, void *arg)
 	atomic_fetch_add(&t->ts_closed, 1);
 }
 
+/* The minor the next tsrv_start() offers (0: NC_PROTO_MINOR). */
+static uint16_t tsrv_minor;
+
 /* Starts a server on the test host's @port (0: any free port). */
 static int tsrv_start(struct tsrv *t, int port, int threads)
 {
@@ -229,6 +232,7 @@ static int tsrv_start(struct tsrv *t, int port, int threads)
 		.sc_closed = on_closed,
 		.sc_arg = t,
 		.sc_key = test_key,
+		.sc_minor = tsrv_minor,
 	};
 	char addr[64];
 	int rc;
@@ -1644,6 +1648,30 @@ static void test_auth_server_proof(void)
 	close(f.fs_lfd);
 }
 
+/* Both ends speak the smaller minor version: what the client learns is
+ * what it may send (a newer field to an older server is refused). */
+static void test_minor(void)
+{
+	static const uint16_t offered[] = { 0, 5, 1, NC_PROTO_MINOR + 3 };
+	static const uint16_t spoken[] = { NC_PROTO_MINOR, 5, 1, NC_PROTO_MINOR };
+
+	for (size_t i = 0; i < sizeof(offered) / sizeof(offered[0]); i++) {
+		struct nc_cconn *cc;
+		struct tsrv t;
+
+		tsrv_minor = offered[i];
+		CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 1), 0);
+		tsrv_minor = 0;
+		cc = client_new(t.ts_addr, FSNAME, 5000, 2000);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+		CU_ASSERT_EQUAL(nc_cconn_peer_minor(cc), 0);
+		CU_ASSERT_EQUAL(echo_check(cc, "minor", 5), 0);
+		CU_ASSERT_EQUAL(nc_cconn_peer_minor(cc), spoken[i]);
+		nc_cconn_free(cc);
+		tsrv_stop(&t);
+	}
+}
+
 static void test_free_unstarted(void)
 {
 	struct nc_server_conf conf = {
@@ -1713,6 +1741,7 @@ int main(void)
 	    !CU_add_test(suite, "server unreachable", test_unreachable) ||
 	    !CU_add_test(suite, "address lists", test_addr_list) ||
 	    !CU_add_test(suite, "free a server never started", test_free_unstarted) ||
+	    !CU_add_test(suite, "the smaller minor version is spoken", test_minor) ||
 	    !CU_add_test(suite, "wrong cluster key", test_auth_wrong_key) ||
 	    !CU_add_test(suite, "authentication on the raw wire", test_auth_raw) ||
 	    !CU_add_test(suite, "a peer that reads no replies", test_unread_replies) ||

@@ -53,6 +53,36 @@ static struct nc_cconn *oss_conn(struct mds_server *mds, const char *addr)
 	return oc->oc_conn;
 }
 
+/*
+ * An OSS whose process hangs (stopped, stuck in the kernel, its host cut
+ * off without a reset) keeps its registration connection open, so only a
+ * request's timeout tells (@what: the poll's statfs, or a destroy): such
+ * an OST counts as down (no new objects, no destroys, listed down) until
+ * the poll finds it answering again.  Logs the changes.
+ */
+static void ost_answered(struct mds_server *mds, uint32_t idx, bool answered,
+			 const char *what)
+{
+	struct mds_ost_live *ol = &mds->ms_osts[idx];
+	bool changed;
+
+	pthread_mutex_lock(&mds->ms_ost_lock);
+	changed = ol->ol_up && ol->ol_silent == answered;
+	if (changed)
+		ol->ol_silent = !answered;
+	pthread_mutex_unlock(&mds->ms_ost_lock);
+	if (!changed)
+		return;
+	if (!answered) {
+		nc_warn("mds", "OST %u does not answer (%s timed out): new files leave it "
+			"out until it does", idx, what);
+		return;
+	}
+	nc_info("mds", "OST %u answers again", idx);
+	/* Shards marked stale while it hung are rebuilt, as after a restart. */
+	mds_catchup_ost_up(mds->ms_catchup, idx);
+}
+
 /* Destroys every object of @rec; 0 when all are gone. */
 /* True when the live inode @fid (if it still exists) has an object on OST
  * @idx: a re-laid-out file reuses its FID as object name, so its new object
@@ -111,6 +141,11 @@ static int destroy_objects(struct mds_server *mds, const struct mds_destroy_rec 
 		if (rc) {
 			nc_debug("mds", "destroy " NC_FID_FMT " on OST %u: %s",
 				 NC_FID_ARGS(&rec->dr_fid), idx, nc_strerror(rc));
+			/* The next records leave a hung OST out at once: one
+			 * timeout each would hold up the pass (and the poll
+			 * after it) for as many timeouts as there are records. */
+			if (rc == -ETIMEDOUT)
+				ost_answered(mds, idx, false, "destroy");
 			result = rc;
 			continue;
 		}
@@ -131,56 +166,57 @@ static uint64_t ost_full_below(uint64_t total)
 	return t < (64ull << 20) ? t : 64ull << 20;
 }
 
-/*
- * An OSS whose process hangs (stopped, stuck in the kernel, its host cut
- * off without a reset) keeps its registration connection open, so only
- * the poll's timeout tells: such an OST counts as down (no new objects,
- * listed down) until it answers again.  Logs the changes.
- */
-static void ost_answered(struct mds_server *mds, uint32_t idx, bool answered)
+/* One OST's statfs of a poll. */
+struct ost_poll {
+	uint32_t p_idx;
+	int p_rc;               /* of the submit; then of the call */
+	uint8_t p_body[64];
+	struct nc_call p_call;
+};
+
+/* Submits the statfs of OST @p->p_idx at @addr; p_rc is 0 when it went. */
+static void ost_poll_submit(struct mds_server *mds, struct ost_poll *p, const char *addr,
+			    struct nc_wait *w)
 {
-	struct mds_ost_live *ol = &mds->ms_osts[idx];
-	bool changed;
+	struct nc_obj_req o = { .or_ost = p->p_idx };
+	struct nc_cconn *cc = oss_conn(mds, addr);
+	struct nc_xdr x;
 
-	pthread_mutex_lock(&mds->ms_ost_lock);
-	changed = ol->ol_up && ol->ol_silent == answered;
-	if (changed)
-		ol->ol_silent = !answered;
-	pthread_mutex_unlock(&mds->ms_ost_lock);
-	if (!changed)
-		return;
-	if (!answered) {
-		nc_warn("mds", "OST %u does not answer (statfs timed out): new files leave it "
-			"out until it does", idx);
-		return;
-	}
-	nc_info("mds", "OST %u answers again", idx);
-	/* Shards marked stale while it hung are rebuilt, as after a restart. */
-	mds_catchup_ost_up(mds->ms_catchup, idx);
-}
-
-/* Asks OST @idx at @addr how much space it has; updates and logs its full
- * state on a change. */
-static void ost_space_check(struct mds_server *mds, uint32_t idx, const char *addr)
-{
-	struct nc_obj_req o = { .or_ost = idx };
-	struct nc_statfs_rep rep = { 0 };
-	struct nc_call call;
-	struct nc_cconn *cc;
-	bool full, was;
-	int rc;
-
-	cc = oss_conn(mds, addr);
+	p->p_rc = -ENOMEM;
 	if (!cc)
 		return;
-	rc = nc_cconn_rpc(cc, NC_OP_OST_STATFS, (nc_xdr_fn)nc_wire_obj_req, &o,
-			  (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);
-	ost_answered(mds, idx, rc != -ETIMEDOUT);
+	nc_xdr_init_encode(&x, p->p_body, sizeof(p->p_body));
+	nc_wire_obj_req(&x, &o);
+	p->p_rc = x.x_err;
+	if (p->p_rc)
+		return;
+	nc_call_init(&p->p_call, NC_OP_OST_STATFS, p->p_body, (uint32_t)x.x_pos);
+	p->p_call.c_wait = w; /* counted by the submit, if it queues the call */
+	p->p_rc = nc_cconn_submit(cc, &p->p_call);
+}
+
+/* The answer of a poll's statfs: updates and logs the OST's full state on
+ * a change. */
+static void ost_poll_result(struct mds_server *mds, struct ost_poll *p)
+{
+	struct nc_statfs_rep rep = { 0 };
+	uint32_t idx = p->p_idx;
+	struct nc_xdr x;
+	bool full, was;
+	int rc = p->p_rc;
+
+	if (rc == 0)
+		rc = p->p_call.c_status;
+	if (rc == 0) {
+		nc_xdr_init_decode(&x, p->p_call.c_rep_body, p->p_call.c_rep_body_len);
+		nc_wire_statfs_rep(&x, &rep);
+		rc = nc_xdr_finish(&x);
+	}
+	ost_answered(mds, idx, rc != -ETIMEDOUT, "statfs");
 	if (rc) {
 		nc_debug("mds", "statfs of OST %u: %s", idx, nc_strerror(rc));
 		return;
 	}
-	nc_call_fini(&call);
 	full = rep.sr_stat.s_avail < ost_full_below(rep.sr_stat.s_total);
 	pthread_mutex_lock(&mds->ms_ost_lock);
 	was = mds->ms_osts[idx].ol_full;
@@ -196,15 +232,24 @@ static void ost_space_check(struct mds_server *mds, uint32_t idx, const char *ad
 }
 
 /* Polls the free space of every OST that is up, at most once a second
- * (the destroy thread is woken after every batch of changes). */
+ * (the destroy thread is woken after every batch of changes).  All the
+ * statfs calls are in flight at once: OSSes that hang cost the poll one
+ * request timeout, not one each. */
 static void ost_space_poll(struct mds_server *mds)
 {
+	struct ost_poll *polls;
 	struct timespec now;
+	struct nc_wait w;
+	uint32_t n = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (now.tv_sec - mds->ms_space_polled.tv_sec < 1)
 		return;
 	mds->ms_space_polled = now;
+	polls = calloc(NC_MAX_OSTS, sizeof(*polls));
+	if (!polls)
+		return;
+	nc_wait_init(&w);
 	for (uint32_t i = 0; i < NC_MAX_OSTS && !mds->ms_stopping; i++) {
 		char addr[NC_ADDR_MAX + 1];
 		bool up;
@@ -213,9 +258,18 @@ static void ost_space_poll(struct mds_server *mds)
 		up = mds->ms_osts[i].ol_known && mds->ms_osts[i].ol_up;
 		memcpy(addr, mds->ms_osts[i].ol_info.o_addr, sizeof(addr));
 		pthread_mutex_unlock(&mds->ms_ost_lock);
-		if (up)
-			ost_space_check(mds, i, addr);
+		if (!up)
+			continue;
+		polls[n].p_idx = i;
+		ost_poll_submit(mds, &polls[n++], addr, &w);
 	}
+	nc_wait_all(&w);
+	for (uint32_t i = 0; i < n; i++) {
+		ost_poll_result(mds, &polls[i]);
+		nc_call_fini(&polls[i].p_call);
+	}
+	nc_wait_fini(&w);
+	free(polls);
 }
 
 static void destroy_pass(struct mds_server *mds)

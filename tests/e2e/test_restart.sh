@@ -4,7 +4,7 @@
 # nacre end-to-end: restarts.  Data and namespace survive a full stop and
 # start of the cluster; a live mount rides through an MDS restart and OSS
 # restarts and crashes; the destroy queue outlives an OSS that was down when
-# the file was deleted.
+# the file was deleted, and leaves an OSS that hangs out after one timeout.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -13,6 +13,9 @@
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-restart.XXXXXX")
+STOPPED_PID=""          # an OSS we stopped (SIGSTOP): continued on exit
+trap '_e2e_rc=$?; [ -z "$STOPPED_PID" ] || kill -CONT "$STOPPED_PID" 2>/dev/null;
+	(exit $_e2e_rc); _e2e_cleanup' EXIT
 # How long a live mount may take to reconnect after a restart.
 RECONNECT=60
 
@@ -203,13 +206,64 @@ test_6()
 }
 run_test 6 "a file deleted while an OSS is down loses its objects once it is back" test_6
 
+# ost_state IDX: "up" or "down", as the MDS lists OST IDX.
+ost_state()
+{
+	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
+}
+
 test_7()
+{
+	# An OSS that hangs (stopped: its connections stay open, nothing
+	# answers) while files with objects on it are deleted.  The MDS's
+	# first destroy there (or its statfs poll, whichever asks first)
+	# times out (10 s) and the OST counts as down at once: the other
+	# records' destroys leave it out instead of waiting one timeout each,
+	# and the other OSTs' objects go within one timeout.  Once it answers
+	# again its objects go too.
+	local i name ost pid up_objs=() hung_objs=() o p
+	name=$(oss_names | tail -n 1)
+	ost=$(status_json | jget '[x["osts"] for x in d["daemons"] if x["name"] == "'"$name"'"][0][0]')
+	mkdir "$MNT/hung"
+	for i in $(seq 1 8); do
+		mkdata "$WORK/hung$i" $((N * S)) $((700 + i))
+		cp "$WORK/hung$i" "$MNT/hung/f$i"
+		while read -r _ o p; do
+			if [ "$o" = "$ost" ]; then
+				hung_objs+=("$p")
+			else
+				up_objs+=("$p")
+			fi
+		done < <(shard_objects "$MNT/hung/f$i")
+	done
+	assert_eq "${#hung_objs[@]}" 8 "objects on OST $ost"
+	sync
+	pid=$(cluster_pid "$name")
+	STOPPED_PID=$pid
+	kill -STOP "$pid"
+	rm -r "$MNT/hung"
+	# One destroy timeout (10 s) and a pass, generous for a loaded
+	# machine; 8 timeouts in a row would take 80 s.
+	wait_gone 40 "${up_objs[@]}"
+	wait_until 10 eval '[ "$(ost_state "$ost")" = down ]'
+	grep -q "OST $ost does not answer" "$CDIR/log/mds.log"
+	for p in "${hung_objs[@]}"; do
+		test -e "$p"
+	done
+	kill -CONT "$pid"
+	STOPPED_PID=""
+	wait_until 40 eval '[ "$(ost_state "$ost")" = up ]'
+	wait_gone 60 "${hung_objs[@]}"
+}
+run_test 7 "a file deleted while an OSS hangs: destroys leave it out after one timeout" test_7
+
+test_8()
 {
 	all_running
 	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
 	listing "$MNT/ds" > "$WORK/listing.end"
 	diff "$WORK/listing.before" "$WORK/listing.end"
 }
-run_test 7 "after all restarts the dataset is intact" test_7
+run_test 8 "after all restarts the dataset is intact" test_8
 
 finish

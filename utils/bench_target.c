@@ -31,14 +31,23 @@ static int bt_nacre_path(const struct bench_target *t, const char *name,
 	return 0;
 }
 
+/* The path of a call that starts work (mkdir, open, stat): -EINTR once a
+ * signal stopped the run, so that the workload ends and removes its files
+ * (unlink and rmdir keep working). */
+static int bt_work_path(const struct bench_target *t, const char *name,
+			char *buf, size_t size)
+{
+	if (bench_stop_signal())
+		return -EINTR;
+	return bt_nacre_path(t, name, buf, size);
+}
+
 static int bt_nacre_mkdir(struct bench_target *t, const char *name)
 {
 	char path[PATH_MAX];
 	int rc;
 
-	if (bench_stop_signal())
-		return -EINTR;
-	rc = bt_nacre_path(t, name, path, sizeof(path));
+	rc = bt_work_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	return nacre_mkdir(t->bt_fs, path, 0755);
@@ -61,9 +70,7 @@ static int bt_nacre_open(struct bench_target *t, const char *name, int flags,
 	char path[PATH_MAX];
 	int rc;
 
-	if (bench_stop_signal())
-		return -EINTR;
-	rc = bt_nacre_path(t, name, path, sizeof(path));
+	rc = bt_work_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	/* libnacre keeps no page cache: O_DIRECT means nothing to it. */
@@ -107,9 +114,7 @@ static int bt_nacre_stat(struct bench_target *t, const char *name)
 	struct nacre_stat st;
 	int rc;
 
-	if (bench_stop_signal())
-		return -EINTR;
-	rc = bt_nacre_path(t, name, path, sizeof(path));
+	rc = bt_work_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	return nacre_stat(t->bt_fs, path, &st);
@@ -146,9 +151,7 @@ static int bt_posix_mkdir(struct bench_target *t, const char *name)
 	char path[PATH_MAX];
 	int rc;
 
-	if (bench_stop_signal())
-		return -EINTR;
-	rc = bt_nacre_path(t, name, path, sizeof(path));
+	rc = bt_work_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	return mkdir(path, 0755) < 0 ? -errno : 0;
@@ -171,9 +174,7 @@ static int bt_posix_open(struct bench_target *t, const char *name, int flags,
 	char path[PATH_MAX];
 	int rc;
 
-	if (bench_stop_signal())
-		return -EINTR;
-	rc = bt_nacre_path(t, name, path, sizeof(path));
+	rc = bt_work_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	fh->bf_nf = NULL;
@@ -227,9 +228,7 @@ static int bt_posix_stat(struct bench_target *t, const char *name)
 	struct stat st;
 	int rc;
 
-	if (bench_stop_signal())
-		return -EINTR;
-	rc = bt_nacre_path(t, name, path, sizeof(path));
+	rc = bt_work_path(t, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	return stat(path, &st) < 0 ? -errno : 0;

@@ -561,7 +561,7 @@ int main(int argc, char **argv)
 	struct bench_cfg cfg;
 	struct nacre_fs *fs = NULL;
 	double t0 = bench_now();
-	int rc;
+	int rc, sig;
 
 	rc = nb_parse(argc, argv, &cfg);
 	if (rc != 0)
@@ -579,11 +579,12 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = nb_workloads(&run);
 	nb_teardown(&run, fs);
-	if (bench_stop_signal()) {
+	sig = bench_stop_signal();
+	if (sig) {
 		fprintf(stderr, "nacre-bench: stopped by %s; its files and "
-			"directories are removed\n", strsignal(bench_stop_signal()));
+			"directories are removed\n", strsignal(sig));
 		bench_report_free();
-		return 128 + bench_stop_signal();
+		return 128 + sig;
 	}
 	/* -EILSEQ: a file of the wrong size, reported where it was found. */
 	if (bench_mismatch_seen() || rc == -EILSEQ) {

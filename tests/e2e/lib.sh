@@ -69,6 +69,12 @@ export top_srcdir top_builddir
 # Error texts are compared, so they must not be translated.
 export LC_ALL=C
 
+# e2e_sanitized: true when libnacre (and with it the daemons) is built with
+# the sanitizers (--enable-sanitizers).
+e2e_sanitized() {
+	ldd "$NACRE_BIN_DIR/.libs/libnacre.so.0" 2> /dev/null | grep -q libasan
+}
+
 e2e_skip() {
 	echo "SKIP: $*"
 	exit 77
@@ -196,11 +202,22 @@ _e2e_is_mounted() {
 	return 1
 }
 
+# An OSS a test stopped with SIGSTOP (its connections stay open, nothing
+# answers): the test clears it once it continues the OSS, and the cleanup
+# continues it, so that the cluster can stop.
+STOPPED_PID=""
+
+_e2e_continue_stopped() {
+	[ -z "$STOPPED_PID" ] || kill -CONT "$STOPPED_PID" 2> /dev/null
+	STOPPED_PID=""
+}
+
 _e2e_cleanup() {
 	local rc=$?
 
 	trap - EXIT
 	set +e
+	_e2e_continue_stopped
 	cd / || true
 	if [ -n "$CDIR" ] && [ -d "$CDIR" ]; then
 		if [ "$rc" -ne 0 ] || [ "$E2E_FAILED" -gt 0 ]; then
@@ -561,6 +578,11 @@ elif isinstance(v, (dict, list)):
 else:
     print(v)
 ' "$1"
+}
+
+# ost_state I: "up" or "down", as the MDS lists OST I.
+ost_state() {
+	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
 }
 
 # drop_caches: empties the kernel's page cache, so that the next read of a

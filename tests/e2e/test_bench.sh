@@ -28,7 +28,7 @@ BENCH=$NACRE_BIN_DIR/utils/nacre-bench
 # LMDB transaction allocates megabytes, which ASan maps and unmaps).
 QUICK_FILES=()
 QUICK_N=200
-if ldd "$NACRE_BIN_DIR/.libs/libnacre.so.0" 2> /dev/null | grep -q libasan; then
+if e2e_sanitized; then
 	QUICK_N=50
 	QUICK_FILES=(--files "$QUICK_N" --small-files "$QUICK_N")
 fi

@@ -38,7 +38,7 @@ RANDOM=$SEED
 NACRE_WRITER=0
 if python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null &&
 	[ -e "$NACRE_BIN_DIR/.libs/libnacre.so.0" ] &&
-	! ldd "$NACRE_BIN_DIR/.libs/libnacre.so.0" 2>/dev/null | grep -q libasan; then
+	! e2e_sanitized; then
 	NACRE_WRITER=1
 	NACRE_LIBRARY=$NACRE_BIN_DIR/.libs/libnacre.so.0
 	PYTHONPATH=$top_srcdir/bindings/python${PYTHONPATH:+:$PYTHONPATH}

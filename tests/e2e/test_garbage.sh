@@ -19,7 +19,7 @@
 # default) before it is reused, which would show as growth: the daemons
 # get a small one, so that the memory bound below means the same in both
 # builds.
-if ldd "$NACRE_BIN_DIR/.libs/libnacre.so.0" 2> /dev/null | grep -q libasan; then
+if e2e_sanitized; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
 fi
 cluster_up

@@ -21,7 +21,7 @@ MANY_NAMES=$top_builddir/tests/libclient/many_names
 # MDS creates and removes about fifty times slower: each change's nested
 # LMDB transaction allocates megabytes, which ASan maps and unmaps, and CI
 # runs this suite in both builds.  NACRE_E2E_BIG_DIR overrides either.
-if ldd "$NACRE_BIN_DIR/.libs/libnacre.so.0" 2> /dev/null | grep -q libasan; then
+if e2e_sanitized; then
 	BIG=${NACRE_E2E_BIG_DIR:-5000}
 else
 	BIG=${NACRE_E2E_BIG_DIR:-100000}

@@ -17,7 +17,6 @@ cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-pack.XXXXXX")
 PMNT=$CDIR/pmnt
 PMNT_PID=""
-STOPPED_PID=""          # an OSS we stopped (SIGSTOP): continued on exit
 mkdir -p "$PMNT"
 
 # pack_mount [OPTS]: mounts the packing client on $PMNT (with the mount
@@ -39,8 +38,8 @@ pack_umount() {
 	fi
 	PMNT_PID=""
 }
-trap '_e2e_rc=$?; [ -z "$STOPPED_PID" ] || kill -CONT "$STOPPED_PID" 2>/dev/null;
-	pack_umount; (exit $_e2e_rc); _e2e_cleanup' EXIT
+# The stopped OSS first: the packing mount may wait on it to unmount.
+trap '_e2e_rc=$?; _e2e_continue_stopped; pack_umount; (exit $_e2e_rc); _e2e_cleanup' EXIT
 
 # commit: what the packing client holds reaches the MDS (a listing from
 # it commits first).
@@ -274,11 +273,6 @@ test_7()
 	pack_mount
 }
 run_test 7 "the MDS compacts sparse packs in the background" test_7
-
-# ost_state I: "up" or "down", as the MDS lists OST I.
-ost_state() {
-	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
-}
 
 # status_of CMD...: runs CMD (its output to stderr) and prints its exit
 # status, which set -e lets through.

@@ -13,9 +13,6 @@
 
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-restart.XXXXXX")
-STOPPED_PID=""          # an OSS we stopped (SIGSTOP): continued on exit
-trap '_e2e_rc=$?; [ -z "$STOPPED_PID" ] || kill -CONT "$STOPPED_PID" 2>/dev/null;
-	(exit $_e2e_rc); _e2e_cleanup' EXIT
 # How long a live mount may take to reconnect after a restart.
 RECONNECT=60
 
@@ -205,12 +202,6 @@ test_6()
 	wait_gone 30 "${down_objs[@]}"
 }
 run_test 6 "a file deleted while an OSS is down loses its objects once it is back" test_6
-
-# ost_state IDX: "up" or "down", as the MDS lists OST IDX.
-ost_state()
-{
-	"$NACRE" osts --json "$MNT" | jget "[o for o in d if o[\"index\"] == $1][0][\"state\"]"
-}
 
 test_7()
 {

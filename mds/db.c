@@ -42,6 +42,8 @@ struct mds_db {
 struct mds_txn {
 	struct mds_db *tx_db;
 	MDB_txn *tx_txn;
+	bool tx_rdonly;
+	bool tx_borrowed;	/* tx_txn is the batch's: never ended here */
 };
 
 struct mds_cursor {
@@ -198,7 +200,7 @@ int mds_db_batch_end(struct mds_db *db)
 	return db_err(rc, "batch_commit");
 }
 
-int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out)
+static int db_txn_begin(struct mds_db *db, bool rdonly, bool flat, struct mds_txn **out)
 {
 	MDB_txn *parent = db_batch_db == db ? db_batch : NULL;
 	struct mds_txn *txn;
@@ -208,10 +210,17 @@ int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out)
 	if (!txn)
 		return -ENOMEM;
 	txn->tx_db = db;
-	/* Nested transactions are read-write; a read-only one in a batch sees
-	 * what the batch wrote so far. */
-	rc = mdb_txn_begin(db->db_env, parent, rdonly && !parent ? MDB_RDONLY : 0,
-			   &txn->tx_txn);
+	txn->tx_rdonly = rdonly;
+	/* A read-only transaction in a batch reads the batch's own: a nested
+	 * one would allocate LMDB's dirty lists (megabytes) only to be
+	 * thrown away, on every lookup of the writer thread. */
+	txn->tx_borrowed = (rdonly || flat) && parent;
+	if (txn->tx_borrowed) {
+		txn->tx_txn = parent;
+		*out = txn;
+		return 0;
+	}
+	rc = mdb_txn_begin(db->db_env, parent, rdonly ? MDB_RDONLY : 0, &txn->tx_txn);
 	if (rc) {
 		free(txn);
 		return db_err(rc, "txn_begin");
@@ -220,9 +229,19 @@ int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out)
 	return 0;
 }
 
+int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out)
+{
+	return db_txn_begin(db, rdonly, false, out);
+}
+
+int mds_db_txn_begin_flat(struct mds_db *db, struct mds_txn **out)
+{
+	return db_txn_begin(db, false, true, out);
+}
+
 int mds_db_txn_commit(struct mds_txn *txn)
 {
-	int rc = mdb_txn_commit(txn->tx_txn);
+	int rc = txn->tx_borrowed ? 0 : mdb_txn_commit(txn->tx_txn);
 
 	free(txn);
 	return db_err(rc, "txn_commit");
@@ -232,7 +251,8 @@ void mds_db_txn_abort(struct mds_txn *txn)
 {
 	if (!txn)
 		return;
-	mdb_txn_abort(txn->tx_txn);
+	if (!txn->tx_borrowed)
+		mdb_txn_abort(txn->tx_txn);
 	free(txn);
 }
 
@@ -262,6 +282,8 @@ int mds_db_put(struct mds_txn *txn, enum mds_table t, const void *key,
 
 	if (!db_table_ok(t) || klen == 0)
 		return -EINVAL;
+	if (txn->tx_rdonly)
+		return -EACCES;	/* in a batch too, where LMDB would not see it */
 	rc = mdb_put(txn->tx_txn, txn->tx_db->db_dbi[t], &k, &v,
 		     noover ? MDB_NOOVERWRITE : 0);
 	if (rc == MDB_BAD_VALSIZE)
@@ -277,6 +299,8 @@ int mds_db_del(struct mds_txn *txn, enum mds_table t, const void *key,
 
 	if (!db_table_ok(t) || klen == 0)
 		return -EINVAL;
+	if (txn->tx_rdonly)
+		return -EACCES;
 	rc = mdb_del(txn->tx_txn, txn->tx_db->db_dbi[t], &k, NULL);
 	return db_err(rc, "del");
 }

@@ -42,13 +42,25 @@ void mds_db_close(struct mds_db *db);
 int mds_db_txn_begin(struct mds_db *db, bool rdonly, struct mds_txn **out);
 /*
  * Group commit.  Between mds_db_batch_begin() and mds_db_batch_end() on one
- * thread, every transaction that thread begins (read-only ones included) is
- * nested in one parent: its commit or abort is atomic as usual but not yet
- * durable; mds_db_batch_end() commits the parent, with a single fsync for
- * the whole batch.  Callers reply to nothing in a batch before it ends.
+ * thread, every read-write transaction that thread begins is nested in one
+ * parent: its commit or abort is atomic as usual but not yet durable;
+ * mds_db_batch_end() commits the parent, with a single fsync for the whole
+ * batch.  A read-only one reads through the parent itself (it sees what the
+ * batch wrote so far); it must end before the thread begins another.
+ * Callers reply to nothing in a batch before it ends.
  */
 int mds_db_batch_begin(struct mds_db *db);
 int mds_db_batch_end(struct mds_db *db);
+
+/*
+ * A read-write transaction that, in a batch, writes straight into the
+ * batch: no nested transaction (LMDB allocates megabytes for each), so no
+ * undo of its own, and a write that fails fails the whole batch.  For a
+ * record whose write is not expected to fail (the writer budgets the
+ * map's room per change), and only when nothing else of this thread's is
+ * open.  Outside a batch it is mds_db_txn_begin(db, false, out).
+ */
+int mds_db_txn_begin_flat(struct mds_db *db, struct mds_txn **out);
 
 /* Commits durably (fsync) before returning (in a batch: into the batch);
  * frees the txn either way. */

@@ -154,7 +154,11 @@ int mds_ns_reply_save(struct mds_ns *ns, const uint8_t client[16], uint32_t slot
 	if (rc)
 		goto out;
 	reply_key(key, client, slot);
-	rc = mds_db_txn_begin(ns->ns_db, false, &txn);
+	/* One put, right after the change it records: in the writer's batch
+	 * it goes straight into the batch, without a nested transaction of
+	 * its own (with the change's, that would double the cost of a
+	 * change). */
+	rc = mds_db_txn_begin_flat(ns->ns_db, &txn);
 	if (rc)
 		goto out;
 	rc = mds_db_put(txn, MDS_T_REPLIES, key, sizeof(key), buf, x.x_pos, false);

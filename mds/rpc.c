@@ -89,10 +89,14 @@ static void replay_record(struct nc_req *req, int status, const void *body, uint
 	};
 	int rc;
 
+	/* Written straight into the batch (mds_db_txn_begin_flat): a record
+	 * that cannot be written leaves the batch unable to commit, and every
+	 * change of it fails, this one included, rather than commit without
+	 * the record a resend needs. */
 	rc = mds_ns_reply_save(replay_ns, req->rq_client, req_slot(req), &rec);
 	if (rc)
-		nc_warn("mds", "req %" PRIu64 " from %s: reply not recorded (%s); a resend "
-			"would run it again", req->rq_hdr.mh_reqid, req->rq_peer, nc_strerror(rc));
+		nc_error("mds", "req %" PRIu64 " from %s: reply not recorded (%s); its batch "
+			 "fails", req->rq_hdr.mh_reqid, req->rq_peer, nc_strerror(rc));
 }
 
 /* Every MDS reply goes through here: sent now, or held for the batch. */

@@ -2161,6 +2161,141 @@ static void test_mdt_full_batch(void)
 	CU_ASSERT_FALSE(t_exists(name));
 }
 
+/* Opens the MDT store of @map bytes in directory @name under t_base,
+ * creating the directory when @fresh. */
+static struct mds_db *t_db_open(const char *name, uint64_t map, bool fresh)
+{
+	char dir[PATH_MAX + 32];
+	struct mds_db *db = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/%s", t_base, name);
+	if (fresh)
+		CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_open(dir, map, &db), 0);
+	return db;
+}
+
+static bool t_db_has(struct mds_db *db, const char *key)
+{
+	struct mds_txn *txn;
+	const void *v;
+	size_t vl;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, true, &txn), 0);
+	rc = mds_db_get(txn, MDS_T_REPLIES, key, strlen(key), &v, &vl);
+	mds_db_txn_abort(txn);
+	CU_ASSERT(rc == 0 || rc == -ENOENT);
+	return rc == 0;
+}
+
+static int t_db_put(struct mds_txn *txn, const char *key, size_t vlen)
+{
+	static const uint8_t val[64 << 10];
+
+	return mds_db_put(txn, MDS_T_REPLIES, key, strlen(key), val, vlen, false);
+}
+
+/*
+ * The writer thread's transactions in a batch: a nested read-write one
+ * commits into the batch or is undone alone; a read-only one reads the
+ * batch (and refuses writes, as outside a batch); a flat one writes
+ * straight into the batch, so its abort undoes nothing.  Only the batch's
+ * commit makes any of them durable.
+ */
+static void test_db_batch_txns(void)
+{
+	struct mds_db *db = t_db_open("batch-txns", T_MAP_SIZE, true);
+	struct mds_txn *txn;
+	const void *v;
+	size_t vl;
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_batch_begin(db), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, false, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "nested", 100), 0);
+	CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, false, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "undone", 100), 0);
+	mds_db_txn_abort(txn);
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, true, &txn), 0);
+	CU_ASSERT_EQUAL(mds_db_get(txn, MDS_T_REPLIES, "nested", 6, &v, &vl), 0);
+	CU_ASSERT_EQUAL(vl, 100);
+	CU_ASSERT_EQUAL(mds_db_get(txn, MDS_T_REPLIES, "undone", 6, &v, &vl), -ENOENT);
+	CU_ASSERT_EQUAL(t_db_put(txn, "read-only", 10), -EACCES);
+	CU_ASSERT_EQUAL(mds_db_del(txn, MDS_T_REPLIES, "nested", 6), -EACCES);
+	mds_db_txn_abort(txn);	/* not the batch's abort */
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin_flat(db, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "flat", 200), 0);
+	CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin_flat(db, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "flat-aborted", 200), 0);
+	mds_db_txn_abort(txn);
+	CU_ASSERT_TRUE(t_db_has(db, "nested"));
+	CU_ASSERT_TRUE(t_db_has(db, "flat"));
+	CU_ASSERT_TRUE(t_db_has(db, "flat-aborted"));
+	CU_ASSERT_EQUAL(mds_db_batch_end(db), 0);
+	mds_db_close(db);
+
+	db = t_db_open("batch-txns", T_MAP_SIZE, false);
+	CU_ASSERT_TRUE(t_db_has(db, "nested"));
+	CU_ASSERT_TRUE(t_db_has(db, "flat"));
+	CU_ASSERT_FALSE(t_db_has(db, "undone"));
+	CU_ASSERT_FALSE(t_db_has(db, "read-only"));
+	/* Outside a batch, read-only refuses writes too, and a flat
+	 * transaction is a read-write one of its own: its abort undoes. */
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, true, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "read-only", 10), -EACCES);
+	mds_db_txn_abort(txn);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin_flat(db, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "alone", 10), 0);
+	mds_db_txn_abort(txn);
+	CU_ASSERT_FALSE(t_db_has(db, "alone"));
+	mds_db_close(db);
+}
+
+/*
+ * A flat write that finds the map full fails its whole batch: the batch's
+ * commit fails and nothing of it is kept, so no change is reported done
+ * without the record written with it.
+ */
+static void test_db_flat_full_fails_batch(void)
+{
+	struct mds_db *db = t_db_open("batch-full", T_SMALL_MAP, true);
+	struct mds_txn *txn;
+	char key[32];
+	int rc = 0, n;
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_batch_begin(db), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, false, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "first", 100), 0);
+	CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	for (n = 0; n < 1000 && !rc; n++) {
+		snprintf(key, sizeof(key), "flat-%d", n);
+		CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin_flat(db, &txn), 0);
+		rc = t_db_put(txn, key, 64 << 10);
+		if (rc)
+			mds_db_txn_abort(txn);
+		else
+			CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	}
+	CU_ASSERT_EQUAL(rc, -ENOSPC);
+	CU_ASSERT(n > 1 && n < 1000);
+	CU_ASSERT_NOT_EQUAL(mds_db_batch_end(db), 0);
+	mds_db_close(db);
+
+	db = t_db_open("batch-full", T_SMALL_MAP, false);
+	CU_ASSERT_FALSE(t_db_has(db, "first"));
+	CU_ASSERT_FALSE(t_db_has(db, "flat-0"));
+	/* The store is usable afterwards. */
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, false, &txn), 0);
+	CU_ASSERT_EQUAL(t_db_put(txn, "after", 100), 0);
+	CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	CU_ASSERT_TRUE(t_db_has(db, "after"));
+	mds_db_close(db);
+}
+
 static void test_corrupt(void)
 {
 	static const uint8_t junk[] = { 0xff, 0xfe, 0x01, 0x02, 0x03 };
@@ -2440,6 +2575,8 @@ int main(void)
 		{ "full MDT: creates up to the reserve, removals on it", test_mdt_full_reserve },
 		{ "full MDT: one operation fails, its batch stays consistent",
 		  test_mdt_full_batch },
+		{ "batch: nested, read-only and flat transactions", test_db_batch_txns },
+		{ "batch: a flat write on a full map fails the batch", test_db_flat_full_fails_batch },
 		{ "corrupt records", test_corrupt },
 		{ "concurrent creates", test_concurrent_create },
 		{ "changelog", test_changelog },

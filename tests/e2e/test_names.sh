@@ -18,7 +18,7 @@ MANY_NAMES=$top_builddir/tests/libclient/many_names
 [ -x "$MANY_NAMES" ] || e2e_skip "many_names is not built (make check builds it)"
 # The big directory: 100,000 entries; 5,000 where the daemons are built
 # with the sanitizers (still 40 readdir batches of the mount).  There the
-# MDS creates and removes about fifty times slower: each change's nested
+# MDS creates and removes about thirty times slower: each change's nested
 # LMDB transaction allocates megabytes, which ASan maps and unmaps, and CI
 # runs this suite in both builds.  NACRE_E2E_BIG_DIR overrides either.
 if e2e_sanitized; then

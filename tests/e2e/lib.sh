@@ -69,6 +69,23 @@ export top_srcdir top_builddir
 # Error texts are compared, so they must not be translated.
 export LC_ALL=C
 
+# The suites run Python a few hundred times (JSON fields, byte-exact
+# writes, load generators).  Where a version manager's shim (pyenv) stands
+# ahead of Debian's python3 on PATH, every call costs about 0.3 s more
+# than the interpreter itself (0.05 s): the tests then run Debian's, the
+# one install-deps installs, through a directory of the build tree ahead on
+# PATH.  E2E_USER_PYTHON keeps the one PATH gave (test_python runs the
+# bindings with it, since that is where a user's torch would be).
+E2E_USER_PYTHON=$(command -v python3 || true)
+if [ -x /usr/bin/python3 ] && [ -n "$E2E_USER_PYTHON" ] &&
+	[ "$E2E_USER_PYTHON" != /usr/bin/python3 ]; then
+	_e2e_pybin=$top_builddir/tests/e2e/python-bin
+	mkdir -p "$_e2e_pybin" 2> /dev/null || true
+	[ -e "$_e2e_pybin/python3" ] || ln -s /usr/bin/python3 "$_e2e_pybin/python3" 2> /dev/null || true
+	[ ! -x "$_e2e_pybin/python3" ] || PATH=$_e2e_pybin:$PATH
+fi
+export E2E_USER_PYTHON PATH
+
 # e2e_sanitized: true when libnacre (and with it the daemons) is built with
 # the sanitizers (--enable-sanitizers).
 e2e_sanitized() {

@@ -17,7 +17,7 @@
 . "$(dirname -- "$0")/lib.sh"
 
 SRC=${top_srcdir:?}
-PYTHON=${PYTHON:-python3}
+PYTHON=${PYTHON:-${E2E_USER_PYTHON:-python3}}
 command -v "$PYTHON" >/dev/null 2>&1 || e2e_skip "$PYTHON is not installed"
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
 	e2e_skip "$PYTHON is older than 3.9"

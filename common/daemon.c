@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,10 +271,24 @@ int nc_daemon_log_option(const char *prog, int opt, const char *arg)
 	}
 }
 
+/* The largest block malloc may take from its heaps (glibc's limit for
+ * M_MMAP_THRESHOLD on 64-bit), above one bulk of NC_MAX_BULK. */
+#define NC_MALLOC_MMAP_MIN (32u << 20)
+/* Free memory at the top of a heap that is kept rather than trimmed. */
+#define NC_MALLOC_TRIM (1u << 30)
+
+void nc_malloc_keep_freed(void)
+{
+	/* Failure leaves glibc's defaults: slower, not wrong. */
+	(void)mallopt(M_MMAP_THRESHOLD, NC_MALLOC_MMAP_MIN);
+	(void)mallopt(M_TRIM_THRESHOLD, NC_MALLOC_TRIM);
+}
+
 int nc_daemon_run(const struct nc_daemon *d)
 {
 	int rc, sig;
 
+	nc_malloc_keep_freed();
 	nc_log_set_ident(d->dr_name);
 	nc_signals_block();
 	rc = d->dr_start(d->dr_arg);

@@ -37,7 +37,7 @@
 #define BSM_WORKERS BENCH_SMALL_WORKERS
 #define BSM_UNLINKERS 16        /* the cleanup is not timed: more in flight */
 #define BSM_BATCH 64            /* files per nacre_read_many() call */
-#define BSM_DEPTH 16            /* in flight per call: 64 over the workers */
+#define BSM_DEPTH 0             /* the library default: a call in one window */
 /* Pattern ids of small files: clear of the sequential files' ids, and
  * below 2^24, where the pattern's tag would make two ids alike. */
 #define BSM_ID_BASE (1u << 20)

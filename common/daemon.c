@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "common/daemon.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/malloc_keep.h"
 
 static char *trim(char *s)
 {
@@ -269,19 +269,6 @@ int nc_daemon_log_option(const char *prog, int opt, const char *arg)
 	default:
 		return -1;
 	}
-}
-
-/* The largest block malloc may take from its heaps (glibc's limit for
- * M_MMAP_THRESHOLD on 64-bit), above one bulk of NC_MAX_BULK. */
-#define NC_MALLOC_MMAP_MIN (32u << 20)
-/* Free memory at the top of a heap that is kept rather than trimmed. */
-#define NC_MALLOC_TRIM (1u << 30)
-
-void nc_malloc_keep_freed(void)
-{
-	/* Failure leaves glibc's defaults: slower, not wrong. */
-	(void)mallopt(M_MMAP_THRESHOLD, NC_MALLOC_MMAP_MIN);
-	(void)mallopt(M_TRIM_THRESHOLD, NC_MALLOC_TRIM);
 }
 
 int nc_daemon_run(const struct nc_daemon *d)

@@ -53,18 +53,6 @@ struct nc_daemon {
  */
 int nc_daemon_run(const struct nc_daemon *d);
 
-/*
- * Makes malloc keep the memory of freed request buffers for the next ones
- * instead of returning it to the kernel: a page the process gets anew
- * costs a fault and a clearing, and on a virtual machine that keeps shadow
- * page tables much more (an OSS took 7 s of CPU to take in 1 GiB of
- * writes with a new mapping per request, 1 to 2 s with reused memory).
- * What is kept is what the daemon once used at the same time, which its
- * servers bound (SRV_MEM_LIMIT).  nc_daemon_run() calls it; mount.nacre
- * too.
- */
-void nc_malloc_keep_freed(void);
-
 /* Parses a size with optional K/M/G/T suffix (binary).  0 or -EINVAL. */
 int nc_parse_size(const char *s, unsigned long long *out);
 

@@ -946,23 +946,19 @@ static uint32_t *oss_crcs_read(int cfd, uint64_t first, uint64_t last, uint32_t 
 
 /*
  * Reads @n bytes at @off (all inside an object of @size bytes) into @buf,
- * checking every block the range touches.  Blocks wholly inside the range
- * are read straight into @buf with one pread; a partial first or last
- * block goes through a block buffer so that all of it can be checked.
+ * checking every block the range touches against @crc (the sums of those
+ * blocks, from the one at @off on).  Blocks wholly inside the range are
+ * read straight into @buf with one pread; a partial first or last block
+ * goes through a block buffer so that all of it can be checked.
  * -NC_E_CHECKSUM with *@bad_off set at the first bad block.
  */
-static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
-			    uint8_t *buf, size_t n, uint64_t *bad_off)
+static int oss_read_summed(int fd, uint64_t size, uint64_t off, uint8_t *buf, size_t n,
+			   const uint32_t *crc, uint64_t *bad_off)
 {
 	uint64_t end = off + n, first = off / OSS_CSUM_BLOCK;
 	uint64_t last = (end - 1) / OSS_CSUM_BLOCK, lo = first, hi = last + 1;
-	uint32_t stack[OSS_CSUM_STACK], *crc;
 	uint8_t blk[OSS_CSUM_BLOCK];
-	int ret;
 
-	crc = oss_crcs_read(cfd, first, last, stack, &ret);
-	if (!crc)
-		return ret;
 	for (int edge = 0; edge < 2; edge++) {
 		uint64_t b = edge ? last : first, start = b * OSS_CSUM_BLOCK;
 		uint64_t from, to;
@@ -971,14 +967,11 @@ static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
 		if (lo >= hi || oss_block_is_within(b, size, off, end))
 			continue;
 		got = oss_block_read(fd, b, size, blk);
-		if (got < 0) {
-			ret = (int)got;
-			goto out_put_crcs;
-		}
+		if (got < 0)
+			return (int)got;
 		if (!oss_block_is_good(blk, (size_t)got, crc[b - first])) {
 			*bad_off = start;
-			ret = -NC_E_CHECKSUM;
-			goto out_put_crcs;
+			return -NC_E_CHECKSUM;
 		}
 		from = off > start ? off : start;
 		to = end < start + (uint64_t)got ? end : start + (uint64_t)got;
@@ -994,10 +987,8 @@ static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
 		ssize_t got = oss_pread_all(fd, buf + (start - off),
 					    (size_t)(stop - start), (off_t)start);
 
-		if (got < 0 || (uint64_t)got != stop - start) {
-			ret = got < 0 ? (int)got : -EIO;
-			goto out_put_crcs;
-		}
+		if (got < 0 || (uint64_t)got != stop - start)
+			return got < 0 ? (int)got : -EIO;
 		for (uint64_t b = lo; b < hi; b++) {
 			uint64_t s = b * OSS_CSUM_BLOCK;
 
@@ -1005,12 +996,25 @@ static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
 					       oss_block_len(b, size),
 					       crc[b - first])) {
 				*bad_off = s;
-				ret = -NC_E_CHECKSUM;
-				goto out_put_crcs;
+				return -NC_E_CHECKSUM;
 			}
 		}
 	}
-out_put_crcs:
+	return 0;
+}
+
+/* oss_read_summed() with the sums read from the checksum file @cfd. */
+static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
+			    uint8_t *buf, size_t n, uint64_t *bad_off)
+{
+	uint64_t first = off / OSS_CSUM_BLOCK, last = (off + n - 1) / OSS_CSUM_BLOCK;
+	uint32_t stack[OSS_CSUM_STACK], *crc;
+	int ret;
+
+	crc = oss_crcs_read(cfd, first, last, stack, &ret);
+	if (!crc)
+		return ret;
+	ret = oss_read_summed(fd, size, off, buf, n, crc, bad_off);
 	oss_crcs_put(stack, crc);
 	return ret;
 }
@@ -1165,24 +1169,29 @@ static int oss_check_unsent(struct oss_reader *r, uint64_t *bad_off)
 {
 	uint8_t *buf = oss_scratch();
 	uint64_t off = r->or_off, end = r->or_off + r->or_len;
+	uint64_t first = off / OSS_CSUM_BLOCK;
+	uint32_t stack[OSS_CSUM_STACK], *crc;
+	int ret = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	while (off < end) {
+	/* The sums of the whole range in one read, not one per piece. */
+	crc = oss_crcs_read(r->or_cfd, first, (end - 1) / OSS_CSUM_BLOCK, stack, &ret);
+	if (!crc)
+		return ret;
+	while (off < end && !ret) {
 		/* Pieces end on the buffer's alignment in the object, so
 		 * that only the range's own edges cut a block. */
 		uint64_t stop = (off / OSS_CHECK_PIECE + 1) * OSS_CHECK_PIECE;
-		int ret;
 
 		if (stop > end)
 			stop = end;
-		ret = oss_read_checked(r->or_fd, r->or_cfd, r->or_size, off, buf,
-				       (size_t)(stop - off), bad_off);
-		if (ret)
-			return ret;
+		ret = oss_read_summed(r->or_fd, r->or_size, off, buf, (size_t)(stop - off),
+				      crc + (off / OSS_CSUM_BLOCK - first), bad_off);
 		off = stop;
 	}
-	return 0;
+	oss_crcs_put(stack, crc);
+	return ret;
 }
 
 ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,

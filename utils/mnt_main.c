@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/malloc_keep.h"
 #include "common/metrics_http.h"
 #include "utils/mnt.h"
 
@@ -63,10 +63,6 @@
  * as 1 MiB requests in parallel. */
 #define MNT_DEF_READ_AHEAD_KB 8192
 #define MNT_MAX_OPT_ARGS 16
-/* malloc's limits for keeping freed memory (as nc_malloc_keep_freed()):
- * blocks up to 32 MiB (glibc's most) from its heaps, 1 GiB kept free. */
-#define MNT_MALLOC_MMAP_MIN (32u << 20)
-#define MNT_MALLOC_TRIM (1u << 30)
 /* nacre's "invalid address" code (stable, like every nacre code). */
 #define MNT_NACRE_E_ADDR 4102
 
@@ -957,10 +953,8 @@ int main(int argc, char **argv)
 	mnt_log_setup(a.ma_foreground);
 	/* A server that went away must not kill us through a socket. */
 	signal(SIGPIPE, SIG_IGN);
-	/* Freed request buffers stay ours for the next requests, as in the
-	 * daemons (nc_malloc_keep_freed()): new pages cost a fault each. */
-	(void)mallopt(M_MMAP_THRESHOLD, MNT_MALLOC_MMAP_MIN);
-	(void)mallopt(M_TRIM_THRESHOLD, MNT_MALLOC_TRIM);
+	/* Freed request buffers stay ours for the next requests. */
+	nc_malloc_keep_freed();
 	if (!a.ma_foreground) {
 		err = mnt_fork(&status_fd);
 		if (err < 0) {

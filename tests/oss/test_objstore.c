@@ -769,22 +769,23 @@ static void test_read_hold_large(void)
 	oss_obj_read_release(&h);
 	flip_byte(dir, &fid, len - 1, "");
 	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 251 * BLK, len, &h), -NC_E_CHECKSUM);
-	/* The last block of the first piece, then the first of the second. */
-	fid.f_oid++;
-	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, len), 0);
-	flip_byte(dir, &fid, 64 * BLK - 1, "");
-	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 7, len, &h), -NC_E_CHECKSUM);
-	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 64 * BLK, len, &h),
-			(ssize_t)(len - 64 * BLK));
-	CU_ASSERT(hold_matches(&h, data + 64 * BLK));
-	oss_obj_read_release(&h);
-	fid.f_oid++;
-	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, len), 0);
-	flip_byte(dir, &fid, 64 * BLK, "");
-	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 7, len, &h), -NC_E_CHECKSUM);
-	CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 0, 64 * BLK, &h), (ssize_t)(64 * BLK));
-	CU_ASSERT(hold_matches(&h, data));
-	oss_obj_read_release(&h);
+	/* The last block of the first piece, then the first of the second:
+	 * a read over it fails, the other piece reads back. */
+	const struct { uint64_t bad, good_off, good_len; } edge[] = {
+		{ 64 * BLK - 1, 64 * BLK, len - 64 * BLK },
+		{ 64 * BLK, 0, 64 * BLK },
+	};
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
+		fid.f_oid++;
+		CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, data, len), 0);
+		flip_byte(dir, &fid, edge[i].bad, "");
+		CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, 7, len, &h), -NC_E_CHECKSUM);
+		CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &fid, edge[i].good_off,
+						  edge[i].good_len, &h),
+				(ssize_t)edge[i].good_len);
+		CU_ASSERT(hold_matches(&h, data + edge[i].good_off));
+		oss_obj_read_release(&h);
+	}
 	free(data);
 	oss_ost_close(ost);
 }

@@ -291,13 +291,18 @@ int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
 	rc = ns_inode_get(txn, fid, in);
 	if (rc)
 		goto out_abort;
-	/* A directory without a default of its own shows what its files
-	 * get: the filesystem default. */
-	if (ns_is_dir(in) && in->in_has_tmpl)
+	/* A directory without a default of its own shows an empty template,
+	 * every field inherited, rather than the filesystem default's
+	 * fields: a client that sets one field (setstripe --pack) sends the
+	 * rest back, and a stripe count written back would turn off the
+	 * erasure coding that an inherited count gets (ns_layout_alloc()). */
+	if (ns_is_dir(in) && in->in_has_tmpl) {
 		*layout = in->in_layout;
-	else if (ns_is_dir(in))
-		rc = ns_conf_get_layout(txn, layout);
-	else
+	} else if (ns_is_dir(in)) {
+		memset(layout, 0, sizeof(*layout));
+		layout->l_flags = NC_LAYOUT_TEMPLATE;
+		layout->l_first_ost = NC_OST_ANY;
+	} else
 		rc = ns_layout_join(txn, in, layout);
 out_abort:
 	mds_db_txn_abort(txn);

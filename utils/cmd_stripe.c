@@ -53,7 +53,10 @@ struct stripe_req {
 
 static void stripe_pattern(const struct nacre_layout *l, char *buf, size_t len)
 {
-	if (l->m == 0)
+	/* Only a template has no code: it inherits one. */
+	if (l->k == 0 && l->m == 0)
+		snprintf(buf, len, "default");
+	else if (l->m == 0)
 		snprintf(buf, len, "raid0");
 	else
 		snprintf(buf, len, "ec %" PRIu32 "+%" PRIu32, l->k, l->m);

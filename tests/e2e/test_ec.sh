@@ -392,4 +392,31 @@ test_10()
 }
 run_test 10 "setstripe -E none stripes plainly, -E 2+2 codes 2+2" test_10
 
+test_11()
+{
+	local json
+	mkdir "$MNT/pk"
+	# A directory with no default of its own shows every field inherited.
+	json=$("$NACRE" getstripe --json "$MNT/pk")
+	echo "$json"
+	assert_eq "$(jget '(d["stripe_count"], d["stripe_size"], d["k"], d["m"], d["pattern"])' \
+		<<< "$json")" "(0, 0, 0, 0, 'default')" "template of a new directory"
+	"$NACRE" getstripe "$MNT/pk" | grep -xF \
+		'stripe_count: default stripe_size: default pattern: default stripe_offset: -1'
+	# Turning packing on changes nothing else: packs are EC 4+2 as files
+	# of the directory would be, not plainly striped.
+	"$NACRE" setstripe --pack "$MNT/pk"
+	json=$("$NACRE" getstripe --json "$MNT/pk")
+	assert_eq "$(jget '(d["pack"], d["stripe_count"], d["k"])' <<< "$json")" \
+		"(True, 0, 0)" "template after setstripe --pack"
+	mkdata "$WORK/t11" 100000 11
+	dd if="$WORK/t11" of="$MNT/pk/small" bs=1M conv=fsync status=none
+	json=$("$NACRE" getstripe --json "$MNT/pk/small")
+	echo "$json"
+	assert_eq "$(jget '(d["packed"], d["k"], d["m"], d["stripe_count"])' <<< "$json")" \
+		"(True, 4, 2, 6)" "layout of a packed file"
+	cmp_uncached "$WORK/t11" "$MNT/pk/small"
+}
+run_test 11 "setstripe --pack on a new directory packs into EC 4+2" test_11
+
 finish

@@ -945,6 +945,51 @@ static void test_layout_auto_ec(void)
 	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &degraded, &a, &l), -ENOSPC);
 }
 
+/*
+ * A directory without a default of its own shows an empty template, so
+ * that a client turning packing on (getlayout, add the flag, setlayout)
+ * does not write the filesystem default's stripe count into it: packs and
+ * files there are still erasure-coded 4+2 once 6 OSTs are up.
+ */
+static void test_layout_dir_empty_template(void)
+{
+	struct nc_layout tmpl, l;
+	struct nc_create_req cq;
+	struct nc_fid d;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "plaindir", S_IFDIR | 0755, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &tmpl), 0);
+	CU_ASSERT_TRUE(tmpl.l_flags & NC_LAYOUT_TEMPLATE);
+	CU_ASSERT_EQUAL(tmpl.l_stripe_count, 0);
+	CU_ASSERT_EQUAL(tmpl.l_stripe_size, 0);
+	CU_ASSERT_EQUAL(tmpl.l_k, 0);
+	CU_ASSERT_EQUAL(tmpl.l_m, 0);
+	CU_ASSERT_EQUAL(tmpl.l_first_ost, NC_OST_ANY);
+
+	tmpl.l_flags |= NC_LAYOUT_PACK;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &tmpl, &t_osts, &l), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &l), 0);
+	CU_ASSERT_TRUE(l.l_flags & NC_LAYOUT_PACK);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &d, &t_osts, NULL, 0, &l), 0);
+	CU_ASSERT_EQUAL(l.l_k, 4);
+	CU_ASSERT_EQUAL(l.l_m, 2);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 6);
+
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = d;
+	cq.cq_mode = S_IFREG | 0644;
+	cq.cq_flags = NC_CREATE_EXCL;
+	strcpy(cq.cq_name, "big");
+	CU_ASSERT_EQUAL_FATAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT_EQUAL(l.l_k, 4);
+	CU_ASSERT_EQUAL(l.l_m, 2);
+}
+
 /* Scans for files with stale shards on @osts, @max at a time: how many. */
 static uint32_t t_stale_files(const bool *osts, uint32_t max, struct nc_fid *out)
 {
@@ -1563,7 +1608,7 @@ static void test_pack_avoid(void)
 	for (int i = 0; i < 2 * T_NOSTS; i++) {
 		CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &t_osts, avoid, 3,
 							&l), 0);
-		CU_ASSERT_EQUAL(l.l_stripe_count, 6);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 6);
 		CU_ASSERT_FALSE(t_layout_uses(&l, 2));
 		CU_ASSERT_FALSE(t_layout_uses(&l, 5));
 	}
@@ -2556,6 +2601,7 @@ int main(void)
 		{ "xattrs", test_xattr },
 		{ "layout inheritance", test_layout_inherit },
 		{ "automatic erasure coding", test_layout_auto_ec },
+		{ "a directory's empty template", test_layout_dir_empty_template },
 		{ "scan for stale shards by OST", test_stale_scan },
 		{ "setlayout on a file", test_setlayout_file },
 		{ "size updates", test_size_update },

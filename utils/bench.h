@@ -146,6 +146,7 @@ struct bench_run {
 	bool br_direct;                 /* O_DIRECT for uncached POSIX reads */
 	enum bench_pack br_pack;        /* set by bench_small() */
 	char br_pack_why[256];          /* why packing is not measured */
+	char br_pack_layout[96];        /* the packs' layout, as text ("": unknown) */
 	uint64_t br_small_bytes[BENCH_MAX_LIST]; /* per size, all files */
 };
 
@@ -180,6 +181,8 @@ void bench_mismatch_report(void);
 
 double bench_now(void);
 void *bench_buf_alloc(size_t len);
+/* A file's (or pack's) layout as the header prints it. */
+void bench_layout_text(const struct nacre_layout *lo, char *buf, size_t size);
 
 /* Per-request latencies of one workload, collected by all its threads. */
 struct bench_lat {

@@ -468,6 +468,8 @@ static void br_small_tables(const struct bench_run *run)
 		printf("packing NOT measured: %s\n", run->br_pack_why);
 	else if (run->br_pack == BENCH_PACK_NOT_PACKED)
 		printf("WARNING: %s\n", run->br_pack_why);
+	if (run->br_pack_layout[0])
+		printf("packs: %s\n", run->br_pack_layout);
 	for (i = 0; i < cfg->bc_nsmall; i++)
 		br_small_table(run, i);
 }
@@ -613,6 +615,10 @@ static void br_json_small(const struct bench_run *run)
 		printf("%s%llu", i ? ", " : "",
 		       (unsigned long long)run->br_small_bytes[i]);
 	printf("],\n  \"pack\": \"%s\",\n", pack[run->br_pack]);
+	if (run->br_pack_layout[0])
+		printf("  \"pack_layout\": \"%s\",\n", run->br_pack_layout);
+	else
+		printf("  \"pack_layout\": null,\n");
 }
 
 void bench_report_json(const struct bench_run *run, double wall)

@@ -652,8 +652,13 @@ static void bsm_check_packed(struct bench_run *run, struct nacre_fs *fs,
 			   nacre_strerror(rc));
 		return;
 	}
-	if (lo.flags & NACRE_LAYOUT_PACKED)
+	if (lo.flags & NACRE_LAYOUT_PACKED) {
+		/* A packed file's layout is its pack's: said with the tables,
+		 * since packs coded otherwise than the unpacked files would
+		 * compare unlike with like. */
+		bench_layout_text(&lo, run->br_pack_layout, sizeof(run->br_pack_layout));
 		return;
+	}
 	run->br_pack = BENCH_PACK_NOT_PACKED;
 	snprintf(run->br_pack_why, sizeof(run->br_pack_why),
 		 "%s wrote %s in the pack directory, and it is not packed",

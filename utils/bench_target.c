@@ -333,6 +333,16 @@ void bench_target_fini(struct bench_target *t)
 	t->bt_created = false;
 }
 
+void bench_layout_text(const struct nacre_layout *lo, char *buf, size_t size)
+{
+	if (lo->m > 0)
+		snprintf(buf, size, "EC %u+%u over %u objects, %u KiB chunks",
+			 lo->k, lo->m, lo->stripe_count, lo->stripe_size >> 10);
+	else
+		snprintf(buf, size, "RAID-0 over %u objects, %u KiB chunks",
+			 lo->stripe_count, lo->stripe_size >> 10);
+}
+
 void bench_target_err(const struct bench_target *t, const char *what,
 		      const char *name, int err)
 {

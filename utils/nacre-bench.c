@@ -483,14 +483,8 @@ static void nb_layout_text(struct bench_target *t, char *buf, size_t size)
 	if (rc < 0)
 		return;
 	nacre_close(f);
-	if (nacre_getlayout(t->bt_fs, path, &lo) == 0) {
-		if (lo.m > 0)
-			snprintf(buf, size, "EC %u+%u over %u objects, %u KiB chunks",
-				 lo.k, lo.m, lo.stripe_count, lo.stripe_size >> 10);
-		else
-			snprintf(buf, size, "RAID-0 over %u objects, %u KiB chunks",
-				 lo.stripe_count, lo.stripe_size >> 10);
-	}
+	if (nacre_getlayout(t->bt_fs, path, &lo) == 0)
+		bench_layout_text(&lo, buf, size);
 	nacre_unlink(t->bt_fs, path);
 }
 

@@ -84,6 +84,8 @@ assert d["small_sizes"] == ["4k", "64k", "128k", "mixed"], d["small_sizes"]
 assert d["small_bytes"][:3] == [k * 4096, k * 65536, k * 131072], d
 assert k * 1024 <= d["small_bytes"][3] <= k * 1048576, d
 assert d["pack"] == "on", d["pack"]
+# Packs are coded as the unpacked files are: like is compared with like.
+assert d["pack_layout"].startswith("EC 4+2 over 6 objects,"), d["pack_layout"]
 small = {(f["target"], f["name"]): f for f in figs
          if f["workload"].startswith("small_")}
 for size in d["small_sizes"]:

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/daemon.h"
@@ -271,11 +272,22 @@ int nc_daemon_log_option(const char *prog, int opt, const char *arg)
 	}
 }
 
+void nc_daemon_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl); /* the old limit is still good */
+	}
+}
+
 int nc_daemon_run(const struct nc_daemon *d)
 {
 	int rc, sig;
 
 	nc_malloc_keep_freed();
+	nc_daemon_raise_nofile();
 	nc_log_set_ident(d->dr_name);
 	nc_signals_block();
 	rc = d->dr_start(d->dr_arg);

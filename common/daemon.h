@@ -35,6 +35,12 @@ int nc_signals_wait(void);
  */
 int nc_daemon_log_option(const char *prog, int opt, const char *arg);
 
+/* Raises the soft limit on open descriptors to the hard one (done by
+ * nc_daemon_run()): a server holds one per connection, and an OSS keeps
+ * pack objects open (oss/fdcache.h).  The soft limit of a shell is often
+ * 1024, the hard one far higher. */
+void nc_daemon_raise_nofile(void);
+
 /* What nc_daemon_run() drives: a server made and started by @dr_start,
  * stopped and freed by @dr_free. */
 struct nc_daemon {

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
@@ -37,6 +38,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/types.h"
+#include "oss/fdcache.h"
 #include "oss/objstore.h"
 
 #define OSS_CONF_NAME "ost.conf"
@@ -71,7 +73,18 @@ struct oss_ost {
 	char *ost_dir;
 	pthread_rwlock_t ost_objlocks[OSS_OBJ_LOCKS];
 	atomic_bool ost_full;           /* a write got ENOSPC, none since succeeded */
+	struct oss_fdcache ost_fdc;     /* open pack objects (oss/fdcache.h) */
 };
+
+/*
+ * Pack objects kept open per OST: a 256 MiB pack is a 64 MiB object on
+ * each OST of an EC 4+2 row, so 32 cover 2 GiB of packs per OST.  Each
+ * costs two descriptors; the cache is off where the descriptor limit is
+ * below OSS_FDC_MIN_NOFILE (the OSS raises its soft limit to the hard one
+ * at start, nc_daemon_raise_nofile()).
+ */
+#define OSS_FDC_SLOTS 32
+#define OSS_FDC_MIN_NOFILE 4096
 
 /* Filesystem names appear in configuration and logs: keep them plain. */
 static bool oss_fsname_is_valid(const char *name)
@@ -391,6 +404,18 @@ int oss_ost_open(const char *dir, const char *fsname, struct oss_ost **out)
 		goto out_close_dir;
 	}
 	close(dirfd);
+	{
+		struct rlimit rl;
+		unsigned int slots = 0;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= OSS_FDC_MIN_NOFILE)
+			slots = OSS_FDC_SLOTS;
+		ret = oss_fdc_init(&ost->ost_fdc, slots);
+		if (ret) {
+			close(ost->ost_objfd);
+			goto out_free_ost;
+		}
+	}
 	oss_objlocks_init(ost);
 	*out = ost;
 	return 0;
@@ -409,6 +434,7 @@ void oss_ost_close(struct oss_ost *ost)
 		return;
 	if (ost->ost_objfd >= 0)
 		close(ost->ost_objfd);
+	oss_fdc_fini(&ost->ost_fdc);
 	for (int i = 0; i < OSS_OBJ_LOCKS; i++)
 		pthread_rwlock_destroy(&ost->ost_objlocks[i]);
 	free(ost->ost_dir);
@@ -1026,10 +1052,85 @@ static int oss_read_checked(int fd, int cfd, uint64_t size, uint64_t off,
 struct oss_reader {
 	int or_fd;
 	int or_cfd;
+	struct oss_fdc_ent *or_ent;     /* where both came from, or NULL */
 	uint64_t or_size;
 	uint64_t or_off;
 	size_t or_len;
 };
+
+/*
+ * Opens @fid to read [off, off + len), its lock already held for reading.
+ * 1 when there are bytes to read (@r open, range clipped), 0 when there
+ * are none (past the end, a missing object: nothing open), or -errno.
+ */
+/* Packs are read a small file at a time: their descriptors are cached. */
+static bool oss_fid_is_pack(const struct nc_fid *fid)
+{
+	return fid->f_seq == NC_PACK_FID_SEQ;
+}
+
+/* Opens the object @fid and its checksum file (or_cfd -1 when it has
+ * none), uncached; 0, or -ENOENT for a missing object, or -errno. */
+static int oss_reader_fds_plain(struct oss_ost *ost, const struct nc_fid *fid,
+				struct oss_reader *r)
+{
+	r->or_ent = NULL;
+	r->or_fd = oss_obj_open(ost, fid, O_RDONLY);
+	if (r->or_fd < 0)
+		return r->or_fd;
+	r->or_cfd = oss_csum_open(ost, fid, O_RDONLY);
+	if (r->or_cfd == -ENOENT) {
+		r->or_cfd = -1;
+	} else if (r->or_cfd < 0) {
+		close(r->or_fd);
+		return r->or_cfd;
+	}
+	return 0;
+}
+
+/* As oss_reader_fds_plain(), from the cache for a pack. */
+static int oss_reader_fds(struct oss_ost *ost, const struct nc_fid *fid, struct oss_reader *r)
+{
+	int ret;
+
+	if (!oss_fid_is_pack(fid))
+		return oss_reader_fds_plain(ost, fid, r);
+	r->or_ent = oss_fdc_get(&ost->ost_fdc, fid);
+	if (!r->or_ent) {
+		ret = oss_reader_fds_plain(ost, fid, r);
+		/* Only an object with its checksums is cached: a checksum
+		 * file made later would not be seen. */
+		if (ret || r->or_cfd < 0)
+			return ret;
+		/* The descriptors are the cache's now, whatever it does. */
+		r->or_ent = oss_fdc_add(&ost->ost_fdc, fid, r->or_fd, r->or_cfd);
+		if (!r->or_ent)
+			return oss_reader_fds_plain(ost, fid, r); /* cache off */
+	}
+	r->or_fd = r->or_ent->fe_fd;
+	r->or_cfd = r->or_ent->fe_cfd;
+	return 0;
+}
+
+/* Ends a reader's use of its checksum file. */
+static void oss_reader_close_csum(struct oss_reader *r)
+{
+	if (!r->or_ent && r->or_cfd >= 0)
+		close(r->or_cfd);
+	r->or_cfd = -1;
+}
+
+/* Ends a reader's use of its object (and checksum file). */
+static void oss_reader_close(struct oss_ost *ost, struct oss_reader *r)
+{
+	oss_reader_close_csum(r);
+	if (r->or_ent)
+		oss_fdc_put(&ost->ost_fdc, r->or_ent);
+	else
+		close(r->or_fd);
+	r->or_ent = NULL;
+	r->or_fd = -1;
+}
 
 /*
  * Opens @fid to read [off, off + len), its lock already held for reading.
@@ -1049,32 +1150,21 @@ static int oss_reader_open(struct oss_ost *ost, const struct nc_fid *fid, uint64
 		return 0;
 	if (len > (uint64_t)INT64_MAX - off)
 		len = (size_t)((uint64_t)INT64_MAX - off);
-	r->or_fd = oss_obj_open(ost, fid, O_RDONLY);
-	if (r->or_fd < 0)
-		return r->or_fd == -ENOENT ? 0 : r->or_fd;
+	ret = oss_reader_fds(ost, fid, r);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	/* Asked every time: a cached pack grows as files are added. */
 	ret = fstat(r->or_fd, &st) < 0 ? -errno : 0;
 	if (!ret && off >= (uint64_t)st.st_size)
 		ret = 1;        /* nothing to read */
-	if (!ret) {
-		r->or_cfd = oss_csum_open(ost, fid, O_RDONLY);
-		if (r->or_cfd < 0 && r->or_cfd != -ENOENT)
-			ret = r->or_cfd;
-	}
 	if (ret) {
-		close(r->or_fd);
+		oss_reader_close(ost, r);
 		return ret == 1 ? 0 : ret;
 	}
 	r->or_size = (uint64_t)st.st_size;
 	r->or_off = off;
 	r->or_len = len < r->or_size - off ? len : (size_t)(r->or_size - off);
 	return 1;
-}
-
-static void oss_reader_close_csum(struct oss_reader *r)
-{
-	if (r->or_cfd >= 0)
-		close(r->or_cfd);
-	r->or_cfd = -1;
 }
 
 static void oss_checksum_bad(struct oss_ost *ost, const struct nc_fid *fid, uint64_t bad_off)
@@ -1100,8 +1190,7 @@ ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
 			oss_checksum_bad(ost, fid, bad_off);
 		if (ret == 0)
 			ret = (ssize_t)r.or_len;
-		oss_reader_close_csum(&r);
-		close(r.or_fd);
+		oss_reader_close(ost, &r);
 	}
 	pthread_rwlock_unlock(lock);
 	return ret;
@@ -1203,6 +1292,8 @@ ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
 	ssize_t ret;
 
 	h->rh_fd = -1;
+	h->rh_ent = NULL;
+	h->rh_ost = ost;
 	pthread_rwlock_rdlock(lock);
 	ret = oss_reader_open(ost, fid, off, len, &r);
 	if (ret > 0) {
@@ -1212,9 +1303,12 @@ ssize_t oss_obj_read_hold(struct oss_ost *ost, const struct nc_fid *fid,
 		if (ret == -NC_E_CHECKSUM)
 			oss_checksum_bad(ost, fid, bad_off);
 		if (ret) {
-			close(r.or_fd);
+			oss_reader_close(ost, &r);
 		} else {
+			/* Sent after the lock is dropped: a destroy meanwhile
+			 * unlinks the object, this descriptor still reads it. */
 			h->rh_fd = r.or_fd;
+			h->rh_ent = r.or_ent;
 			h->rh_off = r.or_off;
 			h->rh_len = r.or_len;
 			ret = (ssize_t)r.or_len;
@@ -1228,8 +1322,12 @@ void oss_obj_read_release(struct oss_read_hold *h)
 {
 	if (h->rh_fd < 0)
 		return;
-	close(h->rh_fd);
+	if (h->rh_ent)
+		oss_fdc_put(&h->rh_ost->ost_fdc, h->rh_ent);
+	else
+		close(h->rh_fd);
 	h->rh_fd = -1;
+	h->rh_ent = NULL;
 }
 
 /* Logs once when OST @ost fills (a write got ENOSPC) and once when a write
@@ -1471,6 +1569,8 @@ int oss_obj_destroy(struct oss_ost *ost, const struct nc_fid *fid)
 	int ret = 0;
 
 	pthread_rwlock_wrlock(lock);
+	/* No later read may find the removed object open in the cache. */
+	oss_fdc_drop(&ost->ost_fdc, fid);
 	/* The object first: a leftover sidecar alone is harmless, as a later
 	 * object of that name resets the entries it needs. */
 	oss_obj_path(fid, "", path, sub);

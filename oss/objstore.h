@@ -51,6 +51,7 @@
 #define OSS_OBJ_LOCKS 256
 
 struct oss_ost;
+struct oss_fdc_ent;
 
 /* Formats @dir as OST @index of @fsname (creating @dir when missing).
  * -EEXIST when it is already formatted. */
@@ -77,6 +78,8 @@ ssize_t oss_obj_read(struct oss_ost *ost, const struct nc_fid *fid,
  */
 struct oss_read_hold {
 	int rh_fd;                      /* the object file; -1: nothing held */
+	struct oss_fdc_ent *rh_ent;     /* rh_fd's cache entry, or NULL */
+	struct oss_ost *rh_ost;
 	uint64_t rh_off;
 	size_t rh_len;                  /* bytes to send from rh_off */
 };

@@ -20,6 +20,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "common/daemon.h"
 #include "common/ec.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -741,6 +742,98 @@ static void test_read_hold(void)
 	oss_ost_close(ost);
 }
 
+/* Descriptors this process has open. */
+static int open_fds(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (access(path, F_OK) == 0)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Pack objects (sequence NC_PACK_FID_SEQ) stay open between reads
+ * (oss/fdcache.h): a destroyed one is never read from the cache, a reply
+ * held across its destroy still reads the old bytes, entries evicted while
+ * held stay readable, and nothing is left open at the end.
+ */
+static void test_pack_fd_cache(void)
+{
+	enum { LEN = 3 * BLK + 5, NPACKS = 40 };
+	struct nc_fid pack = { NC_PACK_FID_SEQ, 7 };
+	struct nc_fid plain = { 0x200000401ull, 0x70ull };
+	char dir[512];
+	struct oss_ost *ost;
+	unsigned char a[LEN], b[LEN], got[LEN];
+	struct oss_read_hold h, held;
+	struct rlimit rl;
+	bool cached;
+	int base;
+
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	cached = rl.rlim_cur >= 4096; /* else the OSS keeps no pack open */
+	base = open_fds();
+	ost = new_ost(dir, sizeof(dir), 0);
+	fill_random(a, sizeof(a));
+	fill_random(b, sizeof(b));
+
+	/* A plain object is closed after each read, a pack stays open. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &plain, 0, a, LEN), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &plain, 0, got, LEN), LEN);
+	CU_ASSERT_EQUAL(memcmp(got, a, LEN), 0);
+	CU_ASSERT_EQUAL(open_fds(), base + 1);  /* the OST's object directory */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &pack, 0, a, LEN), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, 0, got, LEN), LEN);
+	CU_ASSERT_EQUAL(memcmp(got, a, LEN), 0);
+	CU_ASSERT_EQUAL(open_fds(), base + 1 + (cached ? 2 : 0));
+	/* A pack grows while it is open: its new end is read. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &pack, LEN, b, 100), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, LEN - 5, got, 200), 105);
+	CU_ASSERT_EQUAL(memcmp(got, a + LEN - 5, 5), 0);
+	CU_ASSERT_EQUAL(memcmp(got + 5, b, 100), 0);
+	/* A bad byte on disk is still caught through the open descriptors. */
+	flip_byte(dir, &pack, BLK + 3, "");
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, BLK, got, 10), -NC_E_CHECKSUM);
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &pack, 0, a, LEN), 0);
+
+	/* Held across a destroy: the old bytes; after it, no object. */
+	CU_ASSERT_EQUAL_FATAL(oss_obj_read_hold(ost, &pack, 0, LEN, &held), LEN);
+	CU_ASSERT_EQUAL(oss_obj_destroy(ost, &pack), 0);
+	CU_ASSERT(hold_matches(&held, a));
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, 0, got, LEN), 0);
+	oss_obj_read_release(&held);
+	CU_ASSERT_EQUAL(open_fds(), base + 1);
+	/* Made again with other bytes: those are read, not the old file's. */
+	CU_ASSERT_EQUAL(oss_obj_write(ost, &pack, 0, b, LEN), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, 0, got, LEN), LEN);
+	CU_ASSERT_EQUAL(memcmp(got, b, LEN), 0);
+
+	/* More packs than the cache holds, one held while it is evicted. */
+	CU_ASSERT_EQUAL_FATAL(oss_obj_read_hold(ost, &pack, 0, LEN, &held), LEN);
+	for (int round = 0; round < 2; round++) {
+		for (uint64_t i = 0; i < NPACKS; i++) {
+			struct nc_fid p = { NC_PACK_FID_SEQ, 100 + i };
+
+			a[0] = (unsigned char)i;
+			if (round == 0)
+				CU_ASSERT_EQUAL(oss_obj_write(ost, &p, 0, a, LEN), 0);
+			CU_ASSERT_EQUAL(oss_obj_read_hold(ost, &p, 0, LEN, &h), LEN);
+			CU_ASSERT(hold_matches(&h, a));
+			oss_obj_read_release(&h);
+		}
+	}
+	CU_ASSERT(hold_matches(&held, b));
+	oss_obj_read_release(&held);
+	CU_ASSERT(open_fds() <= base + 1 + 2 * 32);
+	oss_ost_close(ost);
+	CU_ASSERT_EQUAL(open_fds(), base);
+}
+
 /* A large range is checked in pieces of the thread's buffer (256 KiB, 64
  * blocks): the same answers, whichever piece holds the bad block. */
 static void test_read_hold_large(void)
@@ -1228,6 +1321,7 @@ int main(void)
 
 	/* Errors (expected ones included) still show; progress lines do not. */
 	nc_log_level = NC_LOG_WARN;
+	nc_daemon_raise_nofile(); /* as the OSS does: its pack cache needs it */
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 99;
 	suite = CU_add_suite("objstore", suite_init, suite_fini);
@@ -1252,6 +1346,7 @@ int main(void)
 			 test_csum_partial_rewrite) ||
 	    !CU_add_test(suite, "checksums of holes", test_csum_holes) ||
 	    !CU_add_test(suite, "verified reads without a copy", test_read_hold) ||
+	    !CU_add_test(suite, "pack objects kept open", test_pack_fd_cache) ||
 	    !CU_add_test(suite, "large verified reads without a copy", test_read_hold_large) ||
 	    !CU_add_test(suite, "direct writes of aligned pages", test_direct_writes) ||
 	    !CU_add_test(suite, "verify in windows", test_verify_large) ||

@@ -40,7 +40,7 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_name = "setstripe",
 		.cc_fn = cmd_setstripe,
 		.cc_summary = "set a directory's default layout or create a file with a layout",
-		.cc_usage = "[-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [-p POOL | --no-pool]\n"
+		.cc_usage = "[-d] [-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [-p POOL | --no-pool]\n"
 			"       [--pack [--pack-max SIZE] | --no-pack] [--json] PATH",
 		.cc_help =
 			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
@@ -57,6 +57,9 @@ static const struct cli_cmd cli_cmds[] = {
 			"  -p, --pool POOL          new files use only the active OSTs of OST pool\n"
 			"                           POOL (see nacre pool); -p '' clears it\n"
 			"  --no-pool                clear the directory's pool\n"
+			"  -d, --delete             delete a directory's default: every field is\n"
+			"                           the filesystem's again (the other options\n"
+			"                           given apply on top: -d --pack)\n"
 			"  --json                   print the resulting layout\n"
 			"PATH may be a directory, an empty file, or a new file to create.\n"
 			"Fields not given keep their value; packing stays as it was unless\n"

@@ -41,6 +41,7 @@ struct stripe_req {
 	bool sr_has_size, sr_has_count, sr_has_index, sr_has_ec;
 	bool sr_pack, sr_no_pack, sr_has_pack_max;
 	bool sr_has_pool, sr_no_pool;   /* -p POOL (sr_pool "": clear), --no-pool */
+	bool sr_delete;                 /* -d: start from an empty template */
 	char sr_pool[NACRE_POOL_NAME_MAX + 1];
 	uint32_t sr_size;
 	uint32_t sr_count;              /* STRIPE_ALL: every OST */
@@ -409,6 +410,9 @@ static int setstripe_parse_opt(struct cli_ctx *ctx, int c, char **argv,
 		return setstripe_parse_size(ctx, optarg, req);
 	case 'c':
 		return setstripe_parse_count(ctx, optarg, req);
+	case 'd':
+		req->sr_delete = true;
+		return CLI_OPT_CONTINUE;
 	case 'i':
 		return setstripe_parse_index(ctx, optarg, req);
 	case 'E':
@@ -442,8 +446,8 @@ static int setstripe_check(struct cli_ctx *ctx, const struct stripe_req *req)
 		return cli_usage_err(ctx, "-p and --no-pool cannot go together");
 	if (!req->sr_has_size && !req->sr_has_count && !req->sr_has_index &&
 	    !req->sr_has_ec && !req->sr_pack && !req->sr_no_pack && !req->sr_has_pool &&
-	    !req->sr_no_pool)
-		return cli_usage_err(ctx, "one of -S, -c, -i, -E, -p, --pack, --no-pack or "
+	    !req->sr_no_pool && !req->sr_delete)
+		return cli_usage_err(ctx, "one of -S, -c, -i, -E, -p, -d, --pack, --no-pack or "
 				     "--no-pool is required");
 	/* A count given with the code must hold a whole row. */
 	if (req->sr_has_ec && req->sr_has_count && req->sr_m &&
@@ -462,6 +466,7 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 		CLI_COMMON_LONGOPTS,
 		{ "stripe-size", required_argument, NULL, 'S' },
 		{ "stripe-count", required_argument, NULL, 'c' },
+		{ "delete", no_argument, NULL, 'd' },
 		{ "stripe-index", required_argument, NULL, 'i' },
 		{ "erasure-code", required_argument, NULL, 'E' },
 		{ "pack", no_argument, NULL, STRIPE_OPT_PACK },
@@ -474,7 +479,7 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 	int c, rc;
 
 	memset(req, 0, sizeof(*req));
-	while ((c = getopt_long(argc, argv, ":S:c:i:E:p:h", longopts,
+	while ((c = getopt_long(argc, argv, ":S:c:i:E:p:dh", longopts,
 				NULL)) != -1) {
 		rc = setstripe_parse_opt(ctx, c, argv, req);
 		if (rc != CLI_OPT_CONTINUE)
@@ -627,16 +632,26 @@ static void setstripe_build_pack(const struct stripe_req *req,
 				      req->sr_pack_max : 0);
 }
 
-/* Only directories pack their new files. */
-static bool setstripe_wants_pack(const struct stripe_req *req)
+/* Only directories pack their new files, and only they have a default
+ * to delete. */
+static bool setstripe_wants_dir(const struct stripe_req *req)
 {
-	return req->sr_pack || req->sr_no_pack;
+	return req->sr_pack || req->sr_no_pack || req->sr_delete;
 }
 
-static int setstripe_pack_not_dir(struct cli_ctx *ctx, const char *path)
+static int setstripe_not_dir(struct cli_ctx *ctx, const char *path)
 {
-	return cli_usage_err(ctx, "%s: not a directory (--pack and --no-pack set a directory's default)",
-			     path);
+	return cli_usage_err(ctx, "%s: not a directory (-d, --pack and --no-pack set a "
+			     "directory's default)", path);
+}
+
+/* A directory's template with every field inherited from the filesystem
+ * default, as the MDS shows a directory that has none: what -d starts
+ * from. */
+static void setstripe_empty_template(struct nacre_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->first_ost = NACRE_OST_ANY;
 }
 
 /* The layout to send: the current one with what was asked changed. */
@@ -717,11 +732,15 @@ static int setstripe_apply(struct cli_ctx *ctx, const char *path,
 	rc = stripe_check_type(ctx, path, t);
 	if (rc)
 		return rc;
-	if (!dir && setstripe_wants_pack(req))
-		return setstripe_pack_not_dir(ctx, path);
+	if (!dir && setstripe_wants_dir(req))
+		return setstripe_not_dir(ctx, path);
 	rc = nacre_getlayout_fid(t->tg_fs, &t->tg_fid, &cur);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	/* -d: the options given with it apply to an empty template, so
+	 * "-d --pack" packs with every other field inherited. */
+	if (req->sr_delete)
+		setstripe_empty_template(&cur);
 	if (stripe_is_packed(&cur, dir))
 		return cli_err(ctx, "%s: file is packed, its layout cannot change",
 			       path);
@@ -772,8 +791,8 @@ int cmd_setstripe(struct cli_ctx *ctx, int argc, char **argv)
 	path = argv[optind];
 	if (setstripe_is_missing(ctx, path)) {
 		/* What would be created is a file. */
-		if (setstripe_wants_pack(&req))
-			return setstripe_pack_not_dir(ctx, path);
+		if (setstripe_wants_dir(&req))
+			return setstripe_not_dir(ctx, path);
 		rc = ctx->cx_mds ? setstripe_create_inside(ctx, path) :
 			setstripe_create_mounted(ctx, path);
 		if (rc)

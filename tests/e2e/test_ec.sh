@@ -419,4 +419,41 @@ test_11()
 }
 run_test 11 "setstripe --pack on a new directory packs into EC 4+2" test_11
 
+# setstripe -d deletes a directory's default: with --pack it mends a
+# directory whose template names a stripe count of its own (as older
+# setstripe --pack wrote), so that its packs are EC 4+2 again.
+test_12()
+{
+	local json rc
+	mkdir "$MNT/pd"
+	"$NACRE" setstripe -c 4 -S 512K --pack "$MNT/pd"
+	json=$("$NACRE" getstripe --json "$MNT/pd")
+	assert_eq "$(jget '(d["pack"], d["stripe_count"], d["stripe_size"])' <<< "$json")" \
+		"(True, 4, 524288)" "template before -d"
+	"$NACRE" setstripe -d --pack "$MNT/pd"
+	json=$("$NACRE" getstripe --json "$MNT/pd")
+	echo "$json"
+	assert_eq "$(jget '(d["pack"], d["stripe_count"], d["stripe_size"], d["k"])' \
+		<<< "$json")" "(True, 0, 0, 0)" "template after -d --pack"
+	mkdata "$WORK/t12" 70000 12
+	dd if="$WORK/t12" of="$MNT/pd/small" bs=1M conv=fsync status=none
+	json=$("$NACRE" getstripe --json "$MNT/pd/small")
+	assert_eq "$(jget '(d["packed"], d["k"], d["m"], d["stripe_count"])' <<< "$json")" \
+		"(True, 4, 2, 6)" "layout of a packed file after -d --pack"
+	cmp_uncached "$WORK/t12" "$MNT/pd/small"
+	# -d alone: nothing of its own, packing off too.
+	"$NACRE" setstripe -d "$MNT/pd"
+	"$NACRE" getstripe "$MNT/pd" | grep -xF \
+		'stripe_count: default stripe_size: default pattern: default stripe_offset: -1'
+	assert_eq "$(jget 'd["pack"]' <<< "$("$NACRE" getstripe --json "$MNT/pd")")" \
+		"false" "packing after -d"
+	# A file has no default to delete: a usage error, the file intact.
+	rc=0
+	"$NACRE" setstripe -d "$MNT/pd/small" 2> "$WORK/t12.err" || rc=$?
+	assert_eq "$rc" "2" "setstripe -d on a file"
+	grep -q "not a directory" "$WORK/t12.err" || _e2e_assert_failed "no reason given"
+	cmp_uncached "$WORK/t12" "$MNT/pd/small"
+}
+run_test 12 "setstripe -d deletes a directory's default, -d --pack mends one" test_12
+
 finish

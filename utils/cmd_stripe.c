@@ -734,13 +734,16 @@ static int setstripe_apply(struct cli_ctx *ctx, const char *path,
 		return rc;
 	if (!dir && setstripe_wants_dir(req))
 		return setstripe_not_dir(ctx, path);
-	rc = nacre_getlayout_fid(t->tg_fs, &t->tg_fid, &cur);
-	if (rc)
-		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
 	/* -d: the options given with it apply to an empty template, so
-	 * "-d --pack" packs with every other field inherited. */
-	if (req->sr_delete)
+	 * "-d --pack" packs with every other field inherited; the current
+	 * one is not needed. */
+	if (req->sr_delete) {
 		setstripe_empty_template(&cur);
+	} else {
+		rc = nacre_getlayout_fid(t->tg_fs, &t->tg_fid, &cur);
+		if (rc)
+			return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	}
 	if (stripe_is_packed(&cur, dir))
 		return cli_err(ctx, "%s: file is packed, its layout cannot change",
 			       path);

@@ -667,6 +667,7 @@ struct acall {
 	uint32_t a_len;
 	uint8_t a_bulk[4096];
 	uint8_t a_dst[4096];
+	uint32_t a_bulk_len;
 	bool a_has_bulk;
 };
 
@@ -703,10 +704,14 @@ static void test_async_many(void)
 		nc_call_init(&a->a_call, OP_ECHO, a->a_body, a->a_len);
 		a->a_call.c_wait = &w;
 		if (i % 4 == 0) {
+			/* Bulks from 1 byte to 4 KiB: the receiving end reads
+			 * small ones through its buffer and the rest straight
+			 * into a_dst, and a reply's bulk may start in either. */
 			a->a_has_bulk = true;
-			fill_random(a->a_bulk, sizeof(a->a_bulk), (uint64_t)i + 5000);
+			a->a_bulk_len = 1 + (uint32_t)(rng_next() % sizeof(a->a_bulk));
+			fill_random(a->a_bulk, a->a_bulk_len, (uint64_t)i + 5000);
 			a->a_call.c_bulk = a->a_bulk;
-			a->a_call.c_bulk_len = sizeof(a->a_bulk);
+			a->a_call.c_bulk_len = a->a_bulk_len;
 			a->a_call.c_bulk_dst = a->a_dst;
 			a->a_call.c_bulk_dst_cap = sizeof(a->a_dst);
 		}
@@ -727,8 +732,8 @@ static void test_async_many(void)
 		if (c->c_status || c->c_rep_body_len != a->a_len ||
 		    memcmp(c->c_rep_body, a->a_body, a->a_len))
 			bad++;
-		else if (a->a_has_bulk && (c->c_rep_bulk_len != sizeof(a->a_bulk) ||
-					   memcmp(a->a_dst, a->a_bulk, sizeof(a->a_bulk))))
+		else if (a->a_has_bulk && (c->c_rep_bulk_len != a->a_bulk_len ||
+					   memcmp(a->a_dst, a->a_bulk, a->a_bulk_len)))
 			bad++;
 	}
 	CU_ASSERT_EQUAL(bad, 0);
@@ -1006,6 +1011,117 @@ static void test_server_restart(void)
 	CU_ASSERT_TRUE(nc_cconn_is_connected(cc));
 	nc_cconn_free(cc);
 	tsrv_stop(&t2);
+}
+
+/* Reads one reply with its bulk: body into @rb (at most @cap), bulk into
+ * @bb (at most @bcap).  False on a transport failure or larger parts. */
+static bool raw_reply_bulk(int fd, struct nc_msg_hdr *h, uint8_t *rb, size_t cap,
+			   uint8_t *bb, size_t bcap)
+{
+	uint8_t hb[NC_HDR_LEN];
+	struct { uint8_t *p; size_t n; } part[3] = {
+		{ hb, NC_HDR_LEN }, { rb, 0 }, { bb, 0 },
+	};
+
+	for (int i = 0; i < 3; i++) {
+		for (size_t got = 0; got < part[i].n;) {
+			ssize_t n = recv(fd, part[i].p + got, part[i].n - got, 0);
+
+			if (n <= 0)
+				return false;
+			got += (size_t)n;
+		}
+		if (i == 0) {
+			if (nc_hdr_decode(hb, h) || h->mh_body_len > cap ||
+			    h->mh_bulk_len > bcap)
+				return false;
+			part[1].n = h->mh_body_len;
+			part[2].n = h->mh_bulk_len;
+		}
+	}
+	return true;
+}
+
+/*
+ * A burst of requests in one write, as a data loader's client sends them:
+ * the server takes several per recv(2) through its per-connection buffer
+ * (16 KiB).  Bodies of many lengths, bulks from none to 70,000 bytes
+ * (around half the buffer, where reads go straight to the request), and
+ * the last request split across two writes with a pause between: every
+ * reply carries exactly what its request did.
+ */
+#define BURST_N 40
+#define BURST_BULK_MAX 70000
+
+static void test_burst(void)
+{
+	static const uint32_t bulks[] = { 0, 1, 8191, 8192, 16384, BURST_BULK_MAX };
+	uint32_t blen[BURST_N], klen[BURST_N];
+	uint8_t mac[NC_AUTH_MAC_LEN], rb[512], *msg, *rk;
+	struct nc_connect_rep rep;
+	size_t total = 0, at = 0;
+	bool seen[BURST_N] = { false };
+	int fd, good = 0;
+	struct tsrv t;
+
+	if (!xp_is_tcp()) {
+		fprintf(stderr, "  (raw TCP bytes: skipped over %s)\n", xp_scheme);
+		return;
+	}
+	for (int i = 0; i < BURST_N; i++) {
+		blen[i] = 4 + (uint32_t)(i * 53 % 400);
+		klen[i] = i % 3 ? 0 : bulks[i / 3 % (sizeof(bulks) / sizeof(bulks[0]))];
+		total += NC_HDR_LEN + blen[i] + klen[i];
+	}
+	msg = malloc(total);
+	rk = malloc(BURST_BULK_MAX);
+	CU_ASSERT_FATAL(msg && rk);
+	for (int i = 0; i < BURST_N; i++) {
+		struct nc_msg_hdr h = {
+			.mh_magic = NC_MSG_MAGIC,
+			.mh_version = PROTO_VERSION,
+			.mh_opcode = OP_ECHO,
+			.mh_reqid = 100 + (uint64_t)i,
+			.mh_body_len = blen[i],
+			.mh_bulk_len = klen[i],
+		};
+
+		nc_hdr_encode(&h, msg + at);
+		at += NC_HDR_LEN;
+		fill_random(msg + at, blen[i] + klen[i], (uint64_t)i + 77);
+		at += blen[i] + klen[i];
+	}
+	CU_ASSERT_EQUAL_FATAL(tsrv_start(&t, 0, 4), 0);
+	fd = raw_connect(t.ts_port);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(raw_login(fd, test_key, &rep, mac), NC_WS_OK);
+	CU_ASSERT_TRUE(raw_send(fd, msg, total - 10));
+	sleep_ms(50);
+	CU_ASSERT_TRUE(raw_send(fd, msg + total - 10, 10));
+	/* Replies come in any order: each is matched by its request id. */
+	for (int n = 0; n < BURST_N; n++) {
+		struct nc_msg_hdr h;
+		size_t off = 0;
+		int i;
+
+		if (!raw_reply_bulk(fd, &h, rb, sizeof(rb), rk, BURST_BULK_MAX))
+			break;
+		i = (int)(h.mh_reqid - 100);
+		if (h.mh_reqid < 100 || i >= BURST_N || seen[i] || h.mh_status)
+			continue;
+		seen[i] = true;
+		for (int j = 0; j < i; j++)
+			off += NC_HDR_LEN + blen[j] + klen[j];
+		off += NC_HDR_LEN;
+		if (h.mh_body_len == blen[i] && h.mh_bulk_len == klen[i] &&
+		    !memcmp(rb, msg + off, blen[i]) && !memcmp(rk, msg + off + blen[i], klen[i]))
+			good++;
+	}
+	CU_ASSERT_EQUAL(good, BURST_N);
+	close(fd);
+	tsrv_stop(&t);
+	free(msg);
+	free(rk);
 }
 
 static void test_garbage(void)
@@ -1734,6 +1850,7 @@ int main(void)
 	    !CU_add_test(suite, "call timeout", test_timeout) ||
 	    !CU_add_test(suite, "server stop and restart", test_server_restart) ||
 	    !CU_add_test(suite, "garbage from raw sockets", test_garbage) ||
+	    !CU_add_test(suite, "a burst of requests in one write", test_burst) ||
 	    !CU_add_test(suite, "backpressure", test_backpressure) ||
 	    !CU_add_test(suite, "backpressure, last request empty",
 			 test_backpressure_last_empty) ||

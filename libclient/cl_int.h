@@ -159,12 +159,17 @@ int cl_err(int rc);
 struct cl_ncache;
 int cl_ncache_new(int ttl_ms, struct cl_ncache **out);
 void cl_ncache_free(struct cl_ncache *n);
+/* A hit; @stale_ok: also an entry whose times, size or link count are
+ * known to have changed (the caller needs only its FID and type). */
 bool cl_ncache_get(struct cl_ncache *n, const struct nc_cred *cred, const struct nc_fid *parent,
-		   const char *name, struct nc_attr *attr);
+		   const char *name, bool stale_ok, struct nc_attr *attr);
 void cl_ncache_put(struct cl_ncache *n, const struct nc_cred *cred, const struct nc_fid *parent,
 		   const char *name, const struct nc_attr *attr);
 /* This client changed the file: forget its attributes under every name. */
 void cl_ncache_drop_fid(struct cl_ncache *n, const struct nc_fid *fid);
+/* This client changed a directory's entries: its times, size and link
+ * count are stale, its FID, type, owner and mode are not. */
+void cl_ncache_stale_fid(struct cl_ncache *n, const struct nc_fid *fid);
 /* The name went away or changed meaning. */
 void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const char *name);
 

@@ -141,7 +141,7 @@ int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 		strcpy(m->cq_target, target);
 	rc = attr_rpc(fs, NC_OP_CREATE, (nc_xdr_fn)nc_wire_create_req, m, attr, layout);
 	free(m);
-	cl_ncache_drop_fid(fs->fs_ncache, parent); /* its mtime and link count */
+	cl_ncache_stale_fid(fs->fs_ncache, parent); /* its mtime and link count */
 	if (!rc)
 		cl_ncache_put(fs->fs_ncache, cred, parent, name, attr);
 	return rc;
@@ -185,7 +185,7 @@ int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	strcpy(m.nr_name, name);
 	rc = plain_rpc(fs, NC_OP_UNLINK, (nc_xdr_fn)nc_wire_name_req, &m);
 	cl_ncache_drop_name(fs->fs_ncache, parent, name);
-	cl_ncache_drop_fid(fs->fs_ncache, parent);
+	cl_ncache_stale_fid(fs->fs_ncache, parent);
 	return rc;
 }
 
@@ -207,8 +207,8 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	rc = plain_rpc(fs, NC_OP_RENAME, (nc_xdr_fn)nc_wire_rename_req, &m);
 	cl_ncache_drop_name(fs->fs_ncache, op, on);
 	cl_ncache_drop_name(fs->fs_ncache, np, nn);
-	cl_ncache_drop_fid(fs->fs_ncache, op);
-	cl_ncache_drop_fid(fs->fs_ncache, np);
+	cl_ncache_stale_fid(fs->fs_ncache, op);
+	cl_ncache_stale_fid(fs->fs_ncache, np);
 	return rc;
 }
 
@@ -447,7 +447,7 @@ NACRE_API int nacre_link_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 		return rc;
 	rc = attr_rpc(fs, NC_OP_LINK, (nc_xdr_fn)nc_wire_rename_req, &m, &attr, NULL);
 	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_src);
-	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_newparent);
+	cl_ncache_stale_fid(fs->fs_ncache, &m.rn_newparent);
 	if (!rc && st)
 		cl_stat_from_attr(&attr, st);
 	return rc;

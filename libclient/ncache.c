@@ -9,6 +9,13 @@
  * without the cache.  This client's own changes drop what they affect, by
  * name and by FID (hard links share a FID).
  *
+ * A create, link, unlink or rename in a directory changes the directory's
+ * times, size and link count but not its FID, type, owner or mode: its
+ * entry is then marked stale rather than dropped.  A walk through it (and
+ * the resolution of a parent directory, which needs only its FID) still
+ * uses it; a stat of it asks the MDS.  Creating many files in one
+ * directory so costs one request each, not two.
+ *
  * The identity is part of the key because the MDS checked search
  * permission on the directory for the caller that looked the name up.
  */
@@ -29,6 +36,7 @@ struct nce {
 	uint64_t e_cred;                /* hash of the identity */
 	char *e_name;
 	struct nc_attr e_attr;          /* the child */
+	bool e_stale;                   /* e_attr's times, size, nlink changed */
 	int64_t e_expires_ms;
 	struct nce *e_hnext;            /* by (parent, name) */
 	struct nce *e_fnext;            /* by child FID */
@@ -150,7 +158,7 @@ static struct nce *nce_find(struct cl_ncache *n, const struct nc_fid *parent,
 }
 
 bool cl_ncache_get(struct cl_ncache *n, const struct nc_cred *cred, const struct nc_fid *parent,
-		   const char *name, struct nc_attr *attr)
+		   const char *name, bool stale_ok, struct nc_attr *attr)
 {
 	uint64_t ch;
 	struct nce *e;
@@ -162,8 +170,10 @@ bool cl_ncache_get(struct cl_ncache *n, const struct nc_cred *cred, const struct
 	pthread_mutex_lock(&n->n_lock);
 	e = nce_find(n, parent, name, ch);
 	if (e && e->e_expires_ms > nc_now_ms()) {
-		*attr = e->e_attr;
-		hit = true;
+		if (!e->e_stale || stale_ok) {
+			*attr = e->e_attr;
+			hit = true;
+		}
 	} else if (e) {
 		nce_remove(n, e);
 	}
@@ -232,6 +242,19 @@ void cl_ncache_drop_fid(struct cl_ncache *n, const struct nc_fid *fid)
 		return;
 	pthread_mutex_lock(&n->n_lock);
 	nce_drop_fid_locked(n, fid);
+	pthread_mutex_unlock(&n->n_lock);
+}
+
+void cl_ncache_stale_fid(struct cl_ncache *n, const struct nc_fid *fid)
+{
+	struct nce *e;
+
+	if (!n || n->n_ttl_ms <= 0)
+		return;
+	pthread_mutex_lock(&n->n_lock);
+	for (e = n->n_byfid[nce_fid_bucket(fid)]; e; e = e->e_fnext)
+		if (nc_fid_eq(&e->e_attr.a_fid, fid))
+			e->e_stale = true;
 	pthread_mutex_unlock(&n->n_lock);
 }
 

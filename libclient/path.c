@@ -24,6 +24,9 @@ struct walk {
 	int w_depth;            /* w_stack[w_depth - 1] is the current dir */
 	int w_links;
 	bool w_nocache;         /* ask the MDS for every name */
+	/* The caller needs only the last name's FID and type (a parent
+	 * directory): a stale cache entry does (libclient/ncache.c). */
+	bool w_fid_only;
 };
 
 static int walk_path(struct nacre_fs *fs, const struct nc_cred *cred, struct walk *w,
@@ -42,8 +45,10 @@ static int step(struct nacre_fs *fs, const struct nc_cred *cred, struct walk *w,
 			w->w_depth--;
 		return cl_md_getattr(fs, &w->w_stack[w->w_depth - 1], attr);
 	}
+	/* Directories passed through need only their FID and type. */
 	if (w->w_nocache ||
-	    !cl_ncache_get(fs->fs_ncache, cred, &w->w_stack[w->w_depth - 1], name, attr)) {
+	    !cl_ncache_get(fs->fs_ncache, cred, &w->w_stack[w->w_depth - 1], name,
+			   !last || w->w_fid_only, attr)) {
 		rc = cl_md_lookup(fs, cred, &w->w_stack[w->w_depth - 1], name, attr);
 		if (rc)
 			return rc;
@@ -109,8 +114,8 @@ static int walk_path(struct nacre_fs *fs, const struct nc_cred *cred, struct wal
 	return 0;
 }
 
-static int resolve_how(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
-		       bool follow, bool nocache, struct nc_attr *attr)
+static int resolve_walk(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+			bool follow, bool nocache, bool fid_only, struct nc_attr *attr)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	int rc;
@@ -124,9 +129,16 @@ static int resolve_how(struct nacre_fs *fs, const struct nc_cred *cred, const ch
 	nc_fid_root(&w->w_stack[0]);
 	w->w_depth = 1;
 	w->w_nocache = nocache;
+	w->w_fid_only = fid_only;
 	rc = walk_path(fs, cred, w, path, follow, attr);
 	free(w);
 	return rc;
+}
+
+static int resolve_how(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+		       bool follow, bool nocache, struct nc_attr *attr)
+{
+	return resolve_walk(fs, cred, path, follow, nocache, false, attr);
 }
 
 static int resolve(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
@@ -168,7 +180,7 @@ static int resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const
 		goto out;
 	}
 	strcpy(name, base);
-	rc = resolve(fs, cred, dir, true, &attr);
+	rc = resolve_walk(fs, cred, dir, true, false, true, &attr);
 	if (!rc && !S_ISDIR(attr.a_mode))
 		rc = -ENOTDIR;
 	if (!rc)
@@ -239,6 +251,13 @@ NACRE_API int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_
 		if (S_ISREG(attr.a_mode) && (layout.l_stripe_count || attr.a_size == 0))
 			return cl_file_open_read(fs, &fs->fs_cred, &attr, &layout, flags, out);
 		/* Directories, symbolic links: the full walk below. */
+	}
+	/* A new name (O_EXCL): the MDS says whether it exists in the request
+	 * that creates it, so the name is not looked up first. */
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) &&
+	    resolve_parent(fs, &fs->fs_cred, path, &parent, name) == 0) {
+		fid_out(&parent, &p);
+		return nacre_create_at(fs, NULL, &p, name, mode, flags, out, NULL);
 	}
 	/* A cached name may lead to a file another client removed: then the
 	 * open fails at the MDS and the path is walked again, asking for

@@ -2415,6 +2415,45 @@ static void test_name_cache(void)
 	CU_ASSERT_EQUAL(nacre_unlink(fs2, "/nc/b"), 0);
 	CU_ASSERT_EQUAL(nacre_stat(fs2, "/nc/b", &st2), -ENOENT);
 
+	/* fs2's changes inside a directory it has cached show in its next
+	 * stat of the directory (the link count here), while its walks go on
+	 * through the cached entry; O_EXCL finds every kind of existing name,
+	 * though it does not look the name up before it creates. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs2, "/nc/sub", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/sub", &st2), 0);
+	CU_ASSERT_EQUAL(st2.nlink, 2);
+	CU_ASSERT_EQUAL(nacre_mkdir(fs2, "/nc/sub/x", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/sub", &st2), 0);
+	CU_ASSERT_EQUAL(st2.nlink, 3);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/nc/sub/f", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			      0);
+	CU_ASSERT_EQUAL(nacre_pwrite(f, "kept", 4, 0), 4);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_symlink(fs2, "f", "/nc/sub/l"), 0);
+	CU_ASSERT_EQUAL(nacre_open(fs2, "/nc/sub/f", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			-EEXIST);
+	CU_ASSERT_EQUAL(nacre_open(fs2, "/nc/sub/l", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			-EEXIST);
+	CU_ASSERT_EQUAL(nacre_open(fs2, "/nc/sub/x", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			-EEXIST);
+	CU_ASSERT_EQUAL(nacre_open(fs2, "/nc/nodir/f", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			-ENOENT);
+	CU_ASSERT_EQUAL(nacre_open(fs2, "/nc/sub/f/g", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			-ENOTDIR);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/sub/f", &st2), 0);
+	CU_ASSERT_EQUAL(st2.size, 4);
+	/* Another client's file under the same name: O_EXCL still refuses. */
+	make_file("/nc/sub/other", "o", 1);
+	CU_ASSERT_EQUAL(nacre_open(fs2, "/nc/sub/other", O_CREAT | O_EXCL | O_WRONLY, 0644, &f),
+			-EEXIST);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs2, "/nc/sub/x"), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/nc/sub", &st2), 0);
+	CU_ASSERT_EQUAL(st2.nlink, 2);
+	CU_ASSERT_EQUAL(nacre_unlink(fs2, "/nc/sub/l"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs2, "/nc/sub/f"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs2, "/nc/sub/other"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs2, "/nc/sub"), 0);
+
 	/* Another client replaces a name fs2 has cached: fs2's open finds the
 	 * new file, and its stat after that open shows it. */
 	make_file("/nc/c", "old", 3);

@@ -170,10 +170,9 @@ bool cl_ncache_get(struct cl_ncache *n, const struct nc_cred *cred, const struct
 	pthread_mutex_lock(&n->n_lock);
 	e = nce_find(n, parent, name, ch);
 	if (e && e->e_expires_ms > nc_now_ms()) {
-		if (!e->e_stale || stale_ok) {
+		hit = !e->e_stale || stale_ok;
+		if (hit)
 			*attr = e->e_attr;
-			hit = true;
-		}
 	} else if (e) {
 		nce_remove(n, e);
 	}

@@ -114,8 +114,9 @@ static int walk_path(struct nacre_fs *fs, const struct nc_cred *cred, struct wal
 	return 0;
 }
 
-static int resolve_walk(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
-			bool follow, bool nocache, bool fid_only, struct nc_attr *attr)
+/* @nocache: ask the MDS for every name; @fid_only: see w_fid_only. */
+static int resolve_how(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
+		       bool follow, bool nocache, bool fid_only, struct nc_attr *attr)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	int rc;
@@ -135,16 +136,10 @@ static int resolve_walk(struct nacre_fs *fs, const struct nc_cred *cred, const c
 	return rc;
 }
 
-static int resolve_how(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
-		       bool follow, bool nocache, struct nc_attr *attr)
-{
-	return resolve_walk(fs, cred, path, follow, nocache, false, attr);
-}
-
 static int resolve(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
 		   bool follow, struct nc_attr *attr)
 {
-	return resolve_how(fs, cred, path, follow, false, attr);
+	return resolve_how(fs, cred, path, follow, false, false, attr);
 }
 
 /* Splits @path into its parent directory (resolved) and last name. */
@@ -180,7 +175,7 @@ static int resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const
 		goto out;
 	}
 	strcpy(name, base);
-	rc = resolve_walk(fs, cred, dir, true, false, true, &attr);
+	rc = resolve_how(fs, cred, dir, true, false, true, &attr);
 	if (!rc && !S_ISDIR(attr.a_mode))
 		rc = -ENOTDIR;
 	if (!rc)
@@ -263,7 +258,8 @@ NACRE_API int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_
 	 * open fails at the MDS and the path is walked again, asking for
 	 * every name (close-to-open). */
 	for (int fresh = 0; fresh < 2; fresh++) {
-		rc = resolve_how(fs, &fs->fs_cred, path, !(flags & O_NOFOLLOW), fresh, &attr);
+		rc = resolve_how(fs, &fs->fs_cred, path, !(flags & O_NOFOLLOW), fresh, false,
+				 &attr);
 		if (rc)
 			break;
 		cl_stat_from_attr(&attr, &st);

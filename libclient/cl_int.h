@@ -347,8 +347,12 @@ ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
  * @layout, not on the MDS. */
 int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		struct nc_layout *layout, const void *buf, size_t len, uint64_t off);
+/* A row count past any file's last row: [r0, CL_ALL_ROWS) is "row r0 on". */
+#define CL_ALL_ROWS (1ull << 62)
 int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
 		 uint64_t r0, uint64_t nrows, uint32_t *ost_out);
+/* Takes the stale marks of @l afresh from the MDS (call with rows locked). */
+int cl_refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
 void cl_unlock_rows(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint64_t r0,
 		    uint64_t nrows);
 int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,

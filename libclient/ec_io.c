@@ -264,7 +264,7 @@ int cl_row_read_data(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_la
  * whole file's lock, so what the MDS says holds until the lock goes.
  * 0, or -errno when the MDS could not be asked (@l is left as it was).
  */
-static int refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
+int cl_refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l)
 {
 	struct nc_layout *cur;
 	int rc;
@@ -397,7 +397,7 @@ ssize_t cl_ec_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct n
 			if (!failed[i])
 				continue;
 			if (!refreshed) {
-				refresh_marks(fs, fid, l);
+				cl_refresh_marks(fs, fid, l);
 				refreshed = true;
 			}
 			rc = degraded_piece(fs, fid, l, ec, &ext[i],
@@ -763,7 +763,7 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		goto out_free;
 	/* Unsure whether a shard we take for stale was rebuilt meanwhile,
 	 * writing around it could leave it silently old: fail instead. */
-	rc = refresh_marks(fs, fid, l);
+	rc = cl_refresh_marks(fs, fid, l);
 	if (rc && !layout_has_stale(l))
 		rc = 0;
 	for (uint64_t row = r0; !rc && row <= r1; row++) {

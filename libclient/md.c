@@ -215,12 +215,18 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 /*
  * Erasure-coded truncation: parity covers whole rows, so before the data
  * past the new end is cut, the rest of the last row is written as zeros
- * (which updates its parity); then the objects are cut.
+ * (which updates its parity); then the objects are cut.  The cut holds
+ * the lock on the rows it changes, like a write: a rebuild running
+ * meanwhile would otherwise decode from objects cut under it, and take
+ * its marks afresh under that lock: a shard whose mark a rebuild has just
+ * cleared must be cut too, or its old bytes stay where the file grows.
  */
 static int ec_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		       struct nc_layout *l, uint64_t cur, uint64_t size)
 {
 	uint64_t rowbytes = (uint64_t)l->l_stripe_size * l->l_k, upto, failed;
+	uint64_t r0 = (size < cur ? size : cur) / rowbytes;
+	uint32_t lock_ost;
 	uint8_t *zeros;
 	int rc = 0;
 
@@ -236,9 +242,15 @@ static int ec_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const st
 		if (rc)
 			return rc;
 	}
-	rc = cl_io_objects(fs, fid, l, NC_OP_OBJ_TRUNC, size < cur ? size : cur, &failed);
+	rc = cl_lock_rows(fs, fid, l, r0, CL_ALL_ROWS - r0, &lock_ost);
+	if (rc)
+		return rc;
+	rc = cl_refresh_marks(fs, fid, l);
+	if (!rc)
+		rc = cl_io_objects(fs, fid, l, NC_OP_OBJ_TRUNC, size < cur ? size : cur, &failed);
 	if (!rc)
 		rc = cl_objects_settle(fs, cred, fid, l, failed);
+	cl_unlock_rows(fs, fid, lock_ost, r0, CL_ALL_ROWS - r0);
 	return rc;
 }
 

@@ -23,7 +23,6 @@
 #include "common/log.h"
 #include "libclient/cl_int.h"
 
-#define ALL_ROWS (1ull << 62)
 #define RELOCK_MS 5000
 
 struct repair {
@@ -76,7 +75,7 @@ static int repair_lock(struct repair *rp)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (rp->rp_locked && (now.tv_sec - rp->rp_locked_at.tv_sec) * 1000 < RELOCK_MS)
 		return 0;
-	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, 0, ALL_ROWS, &rp->rp_lock_ost);
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, 0, CL_ALL_ROWS, &rp->rp_lock_ost);
 	if (rc)
 		return rc;
 	rp->rp_locked = true;
@@ -87,7 +86,7 @@ static int repair_lock(struct repair *rp)
 static void repair_unlock(struct repair *rp)
 {
 	if (rp->rp_locked)
-		cl_unlock_rows(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, 0, ALL_ROWS);
+		cl_unlock_rows(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, 0, CL_ALL_ROWS);
 	rp->rp_locked = false;
 }
 
@@ -190,6 +189,37 @@ static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip)
 	return rows;
 }
 
+/*
+ * Cuts the objects of the shards in @targets to what @rows whole rows
+ * need.  A rebuilt shard then holds nothing but what the rebuild wrote:
+ * its OST may have missed truncations while it was marked stale (they
+ * skip stale shards), and old bytes left past the rows written would
+ * later sit in a row the file grows into, where parity counts them as
+ * zeros, and would corrupt every degraded read of that row.
+ */
+static int repair_cut(struct repair *rp, uint64_t targets, uint64_t rows)
+{
+	const struct nc_layout *l = &rp->rp_layout;
+	uint64_t size = rows * l->l_stripe_size * l->l_k;
+
+	for (uint32_t s = 0; s < l->l_stripe_count; s++) {
+		struct nc_obj_req o = { .or_ost = l->l_shards[s].ls_ost,
+					.or_fid = *nc_layout_obj_fid(l, &rp->rp_fid),
+					.or_off = nc_layout_obj_size(l, s, size) };
+		struct nc_cconn *cc;
+		int rc;
+
+		if (!(targets >> s & 1))
+			continue;
+		rc = cl_ost_conn(rp->rp_fs, o.or_ost, &cc);
+		if (!rc)
+			rc = cl_rpc_once(cc, NC_OP_OBJ_TRUNC, (nc_xdr_fn)nc_wire_obj_req, &o);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static void repair_progress(struct repair *rp, uint64_t done)
 {
 	if (rp->rp_cb)
@@ -288,6 +318,10 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		if (!rc)
 			extra++;
 	}
+	if (!rc)
+		rc = repair_lock(rp);
+	if (!rc)
+		rc = repair_cut(rp, targets, rp->rp_rows + extra);
 	/* Rows a failure left undone are no longer pending. */
 	cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, rp->rp_rows - rp->rp_st.rows);
 	cl_count(fs, CL_CTR_REBUILD_ROWS, extra);

@@ -11,7 +11,8 @@
 # every file reads back exactly, and with two other OSSes down (so the
 # caught-up OST's shards are needed) every file written during the outage
 # still reads back exactly.  Test 3 patches a file with partial-row writes
-# while the catch-up rebuilds it.
+# while the catch-up rebuilds it; test 4 rewrites files whose truncation
+# the OST missed.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -255,5 +256,45 @@ test_3()
 	assert_eq "$rc" 0 "the patched file read with OSS ${OTHERS[*]} down"
 }
 run_test 3 "a file patched while the catch-up rebuilds it reads back exactly" test_3
+
+# Files cut to nothing while OSS $VICTIM is down skip its shards, which
+# keep their old bytes; the catch-up must leave those shards holding no
+# more than it rebuilt.  Rewritten shorter afterwards (a row only partly
+# filled, so parity counts the rest of the row as zeros), each file must
+# read back exactly when the rest of the row has to be decoded.  One file
+# per first OST, so OST $VICTIM holds every kind of chunk in one of them.
+test_4()
+{
+	local d=$WORK/cut i rc=0
+	mkdir -p "$d" "$MNT/cut"
+	mkdata "$d/old" $((9 * S)) 41
+	mkdata "$d/new" $((S + 5)) 42
+	for i in $(seq 0 $((OSTS - 1))); do
+		"$NACRE" setstripe -i "$i" "$MNT/cut/f$i" || rc=1
+		cp "$d/old" "$MNT/cut/f$i" || rc=1
+	done
+	sync "$MNT"/cut/f* || rc=1
+	assert_eq "$rc" 0 "writing the files"
+	oss_stop "$VICTIM"
+	for i in $(seq 0 $((OSTS - 1))); do
+		truncate -s 0 "$MNT/cut/f$i" || rc=1
+	done
+	oss_start "$VICTIM"
+	assert_eq "$rc" 0 "truncating with OSS $VICTIM down"
+	wait_until "$CATCHUP_WAIT" no_stale "$MNT/cut" ||
+		_e2e_assert_failed "stale marks left after the catch-up"
+	for i in $(seq 0 $((OSTS - 1))); do
+		cp "$d/new" "$MNT/cut/f$i" || rc=1
+	done
+	sync "$MNT"/cut/f* || rc=1
+	assert_eq "$rc" 0 "rewriting the files"
+	oss_stop "${OTHERS[@]}"
+	for i in $(seq 0 $((OSTS - 1))); do
+		cmp_uncached "$d/new" "$MNT/cut/f$i" || rc=1
+	done
+	oss_start "${OTHERS[@]}"
+	assert_eq "$rc" 0 "files rewritten after a missed truncation, read with OSS ${OTHERS[*]} down"
+}
+run_test 4 "a truncation missed by a down OST leaves no old bytes behind its catch-up" test_4
 
 finish

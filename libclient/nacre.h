@@ -715,16 +715,19 @@ typedef void (*nacre_progress_fn)(uint64_t done, uint64_t total, void *arg);
 /**
  * Regenerates, from the surviving shards, every stale shard of the file, and
  * with @ost != NACRE_OST_ANY every shard the file keeps on OST @ost (an OST
- * replaced by an empty one); then clears the stale marks.  Files without
- * parity (m = 0) have nothing to rebuild from: 0 when none of their shards
- * needs it, -EIO otherwise.
+ * replaced by an empty one); then cuts those shards' objects to the rows
+ * rewritten and clears the stale marks.  A packed file is repaired as its
+ * pack (all the pack's files with it); a pack's FID (NACRE_PACK_FID_SEQ,
+ * id) may be given too.  Files without parity (m = 0) have nothing to
+ * rebuild from: 0 when none of their shards needs it, -EIO otherwise.
  * @param cb may be NULL.  @param st may be NULL.
  */
 int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t ost,
 		      nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st);
 /**
  * Reads every chunk of every shard of the file, verifying the checksums
- * stored with them, and repairs corrupt chunks from the other shards.
+ * stored with them, and repairs corrupt chunks from the other shards.  A
+ * packed file is scrubbed as its pack.
  * st->chunks_bad counts the corrupt chunks found.
  */
 int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,

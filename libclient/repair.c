@@ -9,6 +9,9 @@
  * it holds the lock it takes the stale marks afresh from the MDS and
  * rebuilds every row the objects hold, not only those under the size it
  * opened the file with: a writer's data lands before its size update.
+ * A packed file is repaired as its pack (FID (NC_PACK_FID_SEQ, id), which
+ * may also be named directly): the pack holds its bytes and its marks, and
+ * appenders lock the pack's rows.
  */
 #include "config.h"
 
@@ -40,6 +43,8 @@ struct repair {
 	struct nacre_repair_stats rp_st;
 };
 
+static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip);
+
 static int repair_open(struct repair *rp, struct nacre_fs *fs, const struct nacre_fid *fid,
 		       nacre_progress_fn cb, void *arg)
 {
@@ -54,13 +59,34 @@ static int repair_open(struct repair *rp, struct nacre_fs *fs, const struct nacr
 	rp->rp_fid.f_oid = fid->oid;
 	rp->rp_cb = cb;
 	rp->rp_arg = arg;
-	rc = cl_md_open(fs, &rp->rp_cred, &rp->rp_fid, NC_OPEN_READ, &attr, &rp->rp_layout);
+	if (rp->rp_fid.f_seq != NC_PACK_FID_SEQ) {
+		rc = cl_md_open(fs, &rp->rp_cred, &rp->rp_fid, NC_OPEN_READ, &attr,
+				&rp->rp_layout);
+		if (rc)
+			return rc;
+		if (!S_ISREG(attr.a_mode))
+			return 1; /* nothing to repair */
+		if (!(rp->rp_layout.l_flags & NC_LAYOUT_PACKED)) {
+			if (!rp->rp_layout.l_stripe_count)
+				return 1;
+			rowbytes = (uint64_t)rp->rp_layout.l_stripe_size * rp->rp_layout.l_k;
+			rp->rp_rows = (attr.a_size + rowbytes - 1) / rowbytes;
+			goto coder;
+		}
+		/* A packed file's bytes are its pack's, and so are its stale
+		 * marks: the pack is what gets repaired. */
+		rp->rp_fid.f_seq = NC_PACK_FID_SEQ;
+		rp->rp_fid.f_oid = rp->rp_layout.l_pack_id;
+	}
+	/* A pack: its layout is a plain object set, and its rows are those
+	 * its objects hold (the MDS's size may lag behind an appender). */
+	rc = cl_md_getlayout(fs, &rp->rp_fid, &rp->rp_layout);
 	if (rc)
 		return rc;
-	if (!S_ISREG(attr.a_mode) || !rp->rp_layout.l_stripe_count)
-		return 1; /* nothing to repair */
-	rowbytes = (uint64_t)rp->rp_layout.l_stripe_size * rp->rp_layout.l_k;
-	rp->rp_rows = (attr.a_size + rowbytes - 1) / rowbytes;
+	if (!rp->rp_layout.l_stripe_count)
+		return 1;
+	rp->rp_rows = repair_rows_stored(rp, 0);
+coder:
 	if (rp->rp_layout.l_m)
 		return cl_ec_coder(fs, &rp->rp_layout, &rp->rp_ec);
 	return 0;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The MDS's catch-up rebuild: when an OST comes (back) up, a thread finds
- * the erasure-coded files with shards marked stale on it (a write missed
- * them while it was down) and rebuilds them through libnacre, as
+ * the erasure-coded files and packs with shards marked stale on it (a
+ * write missed them while it was down) and rebuilds them through libnacre, as
  * `nacre rebuild` would (nacre_rebuild_fid()), a few files at a time, as a
  * client of this MDS.  A rebuild holds the file's lock (so writers wait for
  * it, row by row) and clears the marks only once every row is rewritten.

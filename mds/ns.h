@@ -162,7 +162,9 @@ int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint
 struct mds_stale_pos {
 	struct nc_fid sp_after;         /* the last inode looked at */
 	bool sp_started;
-	bool sp_done;                   /* the whole table was scanned */
+	bool sp_inodes_done;            /* the inode table was scanned */
+	uint64_t sp_pack_after;         /* then: the last pack looked at */
+	bool sp_done;                   /* both tables were scanned */
 };
 
 /* Whether @l (erasure-coded) has a shard marked stale on an OST whose flag
@@ -170,16 +172,22 @@ struct mds_stale_pos {
 bool mds_layout_is_stale_on(const struct nc_layout *l, const bool *osts);
 /*
  * The next erasure-coded files, in FID order after @pos, with a shard
- * marked stale on one of @osts: up to @max FIDs in @out, *@count of them.
- * One call looks at a bounded slice of the inode table in one read
- * transaction, so *@count may be 0 before the end: scan until
- * pos->sp_done.  Packed files are left out (their marks are the pack's).
+ * marked stale on one of @osts, then the packs so marked (as FIDs
+ * (NC_PACK_FID_SEQ, id)): up to @max FIDs in @out, *@count of them.  One
+ * call looks at a bounded slice of one table in one read transaction, so
+ * *@count may be 0 before the end: scan until pos->sp_done.  Packed files
+ * are left out: their marks are their pack's.
  * 0 or -errno.
  */
 int mds_ns_stale_scan(struct mds_ns *ns, const bool *osts, struct mds_stale_pos *pos,
 		      struct nc_fid *out, uint32_t max, uint32_t *count);
 int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
 		     uint32_t *count);
+/* The packs after *@after with a shard marked stale on one of @osts, as
+ * FIDs: up to @max in @out, at most @slice packs looked at in one read
+ * transaction; *@after moves on, *@done says the table ended. */
+int mds_ns_pack_stale_scan(struct mds_ns *ns, const bool *osts, uint64_t *after, bool *done,
+			   uint32_t slice, struct nc_fid *out, uint32_t max, uint32_t *count);
 int mds_ns_pack_files(struct mds_ns *ns, uint64_t id, const struct nc_fid *after,
 		      struct nc_fid *out, uint32_t max, uint32_t *count);
 int mds_ns_pack_reap(struct mds_ns *ns);

@@ -481,6 +481,59 @@ out_abort:
 	return rc;
 }
 
+int mds_ns_pack_stale_scan(struct mds_ns *ns, const bool *osts, uint64_t *after, bool *done,
+			   uint32_t slice, struct nc_fid *out, uint32_t max, uint32_t *count)
+{
+	struct mds_cursor *c;
+	struct mds_txn *txn;
+	const void *k, *v;
+	uint8_t key[8];
+	size_t kl, vl;
+	uint32_t n = 0, seen = 0;
+	int rc;
+
+	*count = 0;
+	if (*after == UINT64_MAX) {
+		*done = true;
+		return 0;
+	}
+	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
+	if (rc)
+		return rc;
+	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
+	if (rc)
+		goto out_abort;
+	ns_pack_key(*after + 1, key);
+	rc = mds_db_cursor_seek(c, key, sizeof(key), &k, &kl, &v, &vl);
+	while (rc == 0 && n < max && seen < slice) {
+		struct ns_pack p;
+
+		if (kl == 8) {
+			rc = ns_pack_get(txn, ns_get_be64(k), &p);
+			if (rc)
+				break;
+			*after = p.p_id;
+			seen++;
+			if (mds_layout_is_stale_on(&p.p_layout, osts)) {
+				out[n].f_seq = NC_PACK_FID_SEQ;
+				out[n].f_oid = p.p_id;
+				n++;
+			}
+		}
+		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
+	}
+	mds_db_cursor_close(c);
+	if (rc == -ENOENT) {
+		*done = true;
+		rc = 0;
+	}
+	if (!rc)
+		*count = n;
+out_abort:
+	mds_db_txn_abort(txn);
+	return rc;
+}
+
 /* The files that use pack @id, after @after (zero: from the first). */
 int mds_ns_pack_files(struct mds_ns *ns, uint64_t id, const struct nc_fid *after,
 		      struct nc_fid *out, uint32_t max, uint32_t *count)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Finding stale shards: the erasure-coded files that have a shard marked
- * stale on given OSTs, for the catch-up rebuild (mds/catchup.h).
+ * Finding stale shards: the erasure-coded files, then the packs, that have
+ * a shard marked stale on given OSTs, for the catch-up rebuild
+ * (mds/catchup.h).
  *
  * Stale marks live in the layouts of the inodes themselves (NC_SHARD_STALE
  * on a shard), not in an index of their own, so finding them is a scan of
@@ -50,6 +51,9 @@ int mds_ns_stale_scan(struct mds_ns *ns, const bool *osts, struct mds_stale_pos 
 	*count = 0;
 	if (pos->sp_done)
 		return 0;
+	if (pos->sp_inodes_done)
+		return mds_ns_pack_stale_scan(ns, osts, &pos->sp_pack_after, &pos->sp_done,
+					      NS_STALE_SLICE, out, max, count);
 	in = malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;
@@ -89,7 +93,7 @@ int mds_ns_stale_scan(struct mds_ns *ns, const bool *osts, struct mds_stale_pos 
 		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
 	}
 	if (rc == -ENOENT) {
-		pos->sp_done = true;
+		pos->sp_inodes_done = true; /* the packs next */
 		rc = 0;
 	}
 	mds_db_cursor_close(c);

@@ -4,7 +4,8 @@
  * regular files under each PATH and repair them through libnacre, rebuild
  * regenerating stale shards (and with --ost every shard on a replaced
  * OST), scrub verifying every chunk's checksum and rewriting the corrupt
- * ones from the rest of their row.
+ * ones from the rest of their row.  A packed file is repaired as its pack,
+ * each pack once per run.
  *
  * Through a mount the tree is walked with readdir and lstat, each file's
  * FID read from its nacre.fid xattr; with --mds it is walked with
@@ -52,6 +53,14 @@ struct repair_run {
 	uint64_t rr_cur_rows;           /* rows done in the current file */
 	struct nacre_repair_stats rr_sum;
 	struct cli_json rr_js;          /* --json, scrub's file list open */
+	struct repair_pack *rr_packs;   /* packs repaired: a hash set */
+	size_t rr_npacks, rr_packs_cap;
+};
+
+/* A pack repaired in this run: its files are repaired with it. */
+struct repair_pack {
+	const struct nacre_fs *rp_fs;   /* NULL: a free slot */
+	uint64_t rp_id;
 };
 
 /* A subdirectory to visit once its parent's listing is closed. */
@@ -159,15 +168,62 @@ static void repair_report_corrupt(struct repair_run *rr, const char *path,
 	       st->chunks_bad, st->chunks_fixed);
 }
 
+static size_t repair_pack_slot(const struct repair_pack *v, size_t cap,
+			       const struct nacre_fs *fs, uint64_t id)
+{
+	size_t i = (size_t)((id ^ (uintptr_t)fs) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+
+	while (v[i].rp_fs && (v[i].rp_fs != fs || v[i].rp_id != id))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Records pack @id of @fs as repaired; false when it already was (or
+ * when memory ran out: then it is repaired again, which is harmless). */
+static bool repair_pack_first(struct repair_run *rr, const struct nacre_fs *fs, uint64_t id)
+{
+	size_t i;
+
+	if (2 * (rr->rr_npacks + 1) > rr->rr_packs_cap) {
+		size_t cap = rr->rr_packs_cap ? 2 * rr->rr_packs_cap : 64;
+		struct repair_pack *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return true;
+		for (size_t j = 0; j < rr->rr_packs_cap; j++)
+			if (rr->rr_packs[j].rp_fs)
+				v[repair_pack_slot(v, cap, rr->rr_packs[j].rp_fs,
+						   rr->rr_packs[j].rp_id)] = rr->rr_packs[j];
+		free(rr->rr_packs);
+		rr->rr_packs = v;
+		rr->rr_packs_cap = cap;
+	}
+	i = repair_pack_slot(rr->rr_packs, rr->rr_packs_cap, fs, id);
+	if (rr->rr_packs[i].rp_fs)
+		return false;
+	rr->rr_packs[i] = (struct repair_pack){ .rp_fs = fs, .rp_id = id };
+	rr->rr_npacks++;
+	return true;
+}
+
 static void repair_file(struct repair_run *rr, struct nacre_fs *fs,
 			const struct nacre_fid *fid, const char *path)
 {
 	struct nacre_repair_stats st;
+	struct nacre_layout lay;
 	struct nacre_stat nst;
 	int rc;
 
 	if (rr->rr_counting) {
 		rr->rr_total++;
+		return;
+	}
+	/* A packed file is repaired with its pack, once per pack and run (a
+	 * pack holds many files). */
+	if (nacre_getlayout_fid(fs, fid, &lay) == 0 && (lay.flags & NACRE_LAYOUT_PACKED) &&
+	    !repair_pack_first(rr, fs, lay.pack_id)) {
+		rr->rr_files++;
+		repair_draw(rr, false);
 		return;
 	}
 	memset(&st, 0, sizeof(st));
@@ -582,6 +638,7 @@ static int repair_run_all(struct repair_run *rr, char **paths, int npaths)
 	if (opened || rr->rr_ctx->cx_json)
 		repair_summary(rr);
 	free(t);
+	free(rr->rr_packs);
 	if (rr->rr_errors || rr->rr_unrepaired)
 		return CLI_EXIT_RUNTIME;
 	return CLI_EXIT_OK;

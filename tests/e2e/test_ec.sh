@@ -456,4 +456,37 @@ test_12()
 }
 run_test 12 "setstripe -d deletes a directory's default, -d --pack mends one" test_12
 
+# rebuild --ost over packed files rebuilds their packs, each pack once
+# however many of its files the walk meets.
+test_13()
+{
+	local i rc=0 d=$MNT/pk13
+	mkdir -p "$d"
+	"$NACRE" setstripe --pack "$d"
+	for i in $(seq 1 40); do
+		mkdata "$WORK/p13-$i" $((30000 + i * 3001)) "$((1300 + i))"
+		cp -- "$WORK/p13-$i" "$d/s$i"
+	done
+	sync "$d"/s*
+	oss_stop 4
+	mv -- "$CDIR/ost/4" "$CDIR/ost/4.old"
+	oss_start --replace 4
+	"$NACRE" --json rebuild --ost 4 "$d" > "$WORK/13.json"
+	cat "$WORK/13.json"
+	assert_eq "$(jget 'd["errors"]' < "$WORK/13.json")" "0" "rebuild errors"
+	assert_eq "$(jget 'd["files"]' < "$WORK/13.json")" "40" "files walked"
+	# 40 files of 33 to 150 KB (3.7 MB) fill a row or two of 4 MiB: a
+	# chunk of OST 4 in each, where rebuilding per file would have
+	# rebuilt them 40 times.
+	assert_eq "$(jget '0 < d["chunks_fixed"] <= 2' < "$WORK/13.json")" "true" \
+		"chunks rebuilt (each pack once)"
+	oss_stop 1 3
+	for i in $(seq 1 40); do
+		cmp_uncached "$WORK/p13-$i" "$d/s$i" || rc=1
+	done
+	oss_start 1 3
+	assert_eq "$rc" "0" "packed files read with OSS 1 and 3 down after rebuild --ost 4"
+}
+run_test 13 "rebuild --ost rebuilds the packs of packed files, each once" test_13
+
 finish

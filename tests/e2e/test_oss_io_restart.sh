@@ -12,7 +12,7 @@
 # caught-up OST's shards are needed) every file written during the outage
 # still reads back exactly.  Test 3 patches a file with partial-row writes
 # while the catch-up rebuilds it; test 4 rewrites files whose truncation
-# the OST missed.
+# the OST missed; test 5 packs small files with the OSS down.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -173,7 +173,7 @@ io_run()
 	for f in "$d"/j.*.err "$d"/j.*.readerr; do
 		[ -e "$f" ] || continue
 		cat "$f" >&2
-		_e2e_assert_failed "the applications saw errors ($f)"
+		_e2e_assert_failed "the applications saw errors ($f): $(head -n 3 "$f" | tr '\n' ' ')"
 	done
 	# Every file journaled so far, whoever wrote it, in one journal.
 	local -a js=("$d"/j.seed "$d"/j.m1 "$d"/j.m2)
@@ -296,5 +296,40 @@ test_4()
 	assert_eq "$rc" 0 "files rewritten after a missed truncation, read with OSS ${OTHERS[*]} down"
 }
 run_test 4 "a truncation missed by a down OST leaves no old bytes behind its catch-up" test_4
+
+# Small files packed while OSS $VICTIM is down leave its shard of their
+# pack stale; the catch-up rebuilds packs too, so that with two other
+# OSSes down every file still reads back exactly.
+test_5()
+{
+	local d=$WORK/pk i rc=0
+	mkdir -p "$d" "$MNT/pk"
+	"$NACRE" setstripe --pack "$MNT/pk"
+	for i in $(seq 1 40); do
+		mkdata "$d/s$i" $((20000 + i * 4999)) "$((500 + i))"
+	done
+	# A pack laid out over every OST, then more files into it with one down.
+	for i in $(seq 1 10); do
+		cp "$d/s$i" "$MNT/pk/s$i" || rc=1
+	done
+	sync "$MNT"/pk/s* || rc=1
+	oss_stop "$VICTIM"
+	for i in $(seq 11 40); do
+		cp "$d/s$i" "$MNT/pk/s$i" || rc=1
+	done
+	sync "$MNT"/pk/s* || rc=1
+	[ "$(stale_count "$MNT/pk")" -gt 0 ] || rc=2
+	oss_start "$VICTIM"
+	assert_eq "$rc" 0 "packing files with OSS $VICTIM down, and a stale mark on their pack"
+	wait_until "$CATCHUP_WAIT" no_stale "$MNT/pk" ||
+		_e2e_assert_failed "the pack's stale marks left after the catch-up"
+	oss_stop "${OTHERS[@]}"
+	for i in $(seq 1 40); do
+		cmp_uncached "$d/s$i" "$MNT/pk/s$i" || rc=1
+	done
+	oss_start "${OTHERS[@]}"
+	assert_eq "$rc" 0 "packed files read with OSS ${OTHERS[*]} down after the catch-up"
+}
+run_test 5 "the catch-up rebuilds packs written with an OSS down" test_5
 
 finish

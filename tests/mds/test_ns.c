@@ -1062,6 +1062,39 @@ static void test_stale_scan(void)
 						 &l), 0);
 	CU_ASSERT_FALSE(mds_layout_is_stale_on(&l, osts));
 	CU_ASSERT_EQUAL(t_stale_files(osts, 8, NULL), 0);
+
+	/* A pack whose first shard missed an append is found after the
+	 * files, as the FID of its objects; cleared, it is not. */
+	{
+		struct nc_fid pf;
+		uint32_t po;
+
+		CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &t_root, &t_osts, NULL, 0,
+							&l), 0);
+		CU_ASSERT_FATAL(l.l_stripe_count > 0 && l.l_m > 0);
+		pf.f_seq = NC_PACK_FID_SEQ;
+		pf.f_oid = l.l_pack_id;
+		po = l.l_shards[0].ls_ost;
+		CU_ASSERT_EQUAL_FATAL(mds_ns_shard_state(t_ns, &t_rootc, &f1, s2, NC_SHARD_STALE,
+							 0, &l), 0);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_shard_state(t_ns, &t_rootc, &pf, 0, NC_SHARD_STALE,
+							 0, &l), 0);
+		osts[po] = true;
+		CU_ASSERT_EQUAL_FATAL(t_stale_files(osts, 8, found), 2);
+		CU_ASSERT_TRUE(nc_fid_eq(&found[0], &f1));
+		CU_ASSERT_TRUE(nc_fid_eq(&found[1], &pf));
+		CU_ASSERT_EQUAL(t_stale_files(osts, 1, NULL), 2);
+		memset(osts, 0, NC_MAX_OSTS * sizeof(*osts));
+		osts[po] = true;
+		CU_ASSERT_EQUAL_FATAL(t_stale_files(osts, 8, found), po == 2 ? 2 : 1);
+		CU_ASSERT_TRUE(nc_fid_eq(&found[po == 2 ? 1 : 0], &pf));
+		CU_ASSERT_EQUAL_FATAL(mds_ns_shard_state(t_ns, &t_rootc, &f1, s2, 0, NC_SHARD_STALE,
+							 &l), 0);
+		CU_ASSERT_EQUAL_FATAL(mds_ns_shard_state(t_ns, &t_rootc, &pf, 0, 0, NC_SHARD_STALE,
+							 &l), 0);
+		osts[2] = true;
+		CU_ASSERT_EQUAL(t_stale_files(osts, 8, NULL), 0);
+	}
 	free(osts);
 }
 

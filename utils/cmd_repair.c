@@ -152,20 +152,28 @@ static void repair_sum(struct nacre_repair_stats *sum,
 }
 
 /* scrub's report of a file with corrupt chunks. */
-static void repair_report_corrupt(struct repair_run *rr, const char *path,
+/* @pack: the pack repaired for the packed file @path, or 0. */
+static void repair_report_corrupt(struct repair_run *rr, const char *path, uint64_t pack,
 				  const struct nacre_repair_stats *st)
 {
 	if (rr->rr_ctx->cx_json) {
 		cli_json_obj_begin(&rr->rr_js);
 		cli_json_kv_str(&rr->rr_js, "path", path);
+		if (pack)
+			cli_json_kv_u64(&rr->rr_js, "pack_id", pack);
 		cli_json_kv_u64(&rr->rr_js, "chunks_bad", st->chunks_bad);
 		cli_json_kv_u64(&rr->rr_js, "chunks_fixed", st->chunks_fixed);
 		cli_json_obj_end(&rr->rr_js);
 		return;
 	}
 	repair_undraw(rr);
-	printf("%s: %" PRIu64 " corrupt chunks, %" PRIu64 " repaired\n", path,
-	       st->chunks_bad, st->chunks_fixed);
+	if (pack)
+		printf("%s (its pack %" PRIu64 ", every file in it): %" PRIu64
+		       " corrupt chunks, %" PRIu64 " repaired\n", path, pack,
+		       st->chunks_bad, st->chunks_fixed);
+	else
+		printf("%s: %" PRIu64 " corrupt chunks, %" PRIu64 " repaired\n", path,
+		       st->chunks_bad, st->chunks_fixed);
 }
 
 static size_t repair_pack_slot(const struct repair_pack *v, size_t cap,
@@ -212,6 +220,7 @@ static void repair_file(struct repair_run *rr, struct nacre_fs *fs,
 	struct nacre_repair_stats st;
 	struct nacre_layout lay;
 	struct nacre_stat nst;
+	uint64_t pack = 0;
 	int rc;
 
 	if (rr->rr_counting) {
@@ -220,11 +229,13 @@ static void repair_file(struct repair_run *rr, struct nacre_fs *fs,
 	}
 	/* A packed file is repaired with its pack, once per pack and run (a
 	 * pack holds many files). */
-	if (nacre_getlayout_fid(fs, fid, &lay) == 0 && (lay.flags & NACRE_LAYOUT_PACKED) &&
-	    !repair_pack_first(rr, fs, lay.pack_id)) {
-		rr->rr_files++;
-		repair_draw(rr, false);
-		return;
+	if (nacre_getlayout_fid(fs, fid, &lay) == 0 && (lay.flags & NACRE_LAYOUT_PACKED)) {
+		pack = lay.pack_id;
+		if (!repair_pack_first(rr, fs, pack)) {
+			rr->rr_files++;
+			repair_draw(rr, false);
+			return;
+		}
 	}
 	memset(&st, 0, sizeof(st));
 	rr->rr_cur_rows = 0;
@@ -241,7 +252,7 @@ static void repair_file(struct repair_run *rr, struct nacre_fs *fs,
 	rr->rr_files++;
 	repair_sum(&rr->rr_sum, &st);
 	if (rr->rr_scrub && st.chunks_bad > 0)
-		repair_report_corrupt(rr, path, &st);
+		repair_report_corrupt(rr, path, pack, &st);
 	if (rr->rr_scrub && st.chunks_bad > st.chunks_fixed)
 		rr->rr_unrepaired += st.chunks_bad - st.chunks_fixed;
 	if (rc)

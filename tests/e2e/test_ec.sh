@@ -486,7 +486,31 @@ test_13()
 	done
 	oss_start 1 3
 	assert_eq "$rc" "0" "packed files read with OSS 1 and 3 down after rebuild --ost 4"
+
+	# A byte flipped in the pack's object on OST 0: scrub finds it and
+	# repairs it once, reported against the pack.
+	local pid obj
+	pid=$("$NACRE" getstripe --json "$d/s1" | jget 'd["pack_id"]')
+	obj=$(ost_object_path 0 "$(printf '%x:%x' 2 "$pid")")
+	[ -f "$obj" ]
+	python3 - "$obj" <<'PYEOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(1000)
+    b = f.read(1)
+    f.seek(1000)
+    f.write(bytes([b[0] ^ 0x5a]))
+PYEOF
+	"$NACRE" scrub "$d" > "$WORK/13.scrub" || rc=1
+	cat "$WORK/13.scrub"
+	assert_eq "$rc" "0" "scrub of the packed files"
+	assert_eq "$(grep -c "(its pack $pid, every file in it): 1 corrupt chunks, 1 repaired$" \
+		"$WORK/13.scrub")" "1" "the corrupt pack chunk, reported once"
+	grep -q '^scrubbed 40 files: 1 corrupt chunks found, 1 repaired$' "$WORK/13.scrub"
+	for i in $(seq 1 40); do
+		cmp_uncached "$WORK/p13-$i" "$d/s$i"
+	done
 }
-run_test 13 "rebuild --ost rebuilds the packs of packed files, each once" test_13
+run_test 13 "rebuild --ost and scrub repair the packs of packed files, each once" test_13
 
 finish

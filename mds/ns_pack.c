@@ -434,103 +434,110 @@ int ns_packs_stale_ost(struct mds_txn *txn, uint32_t idx, uint64_t *marked)
 	return rc;
 }
 
-int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
-		     uint32_t *count)
+/*
+ * Calls @fn on each pack after @after, in id order, in one read
+ * transaction, until @fn returns true (it has enough) or the table ends
+ * (*@end set).
+ */
+static int ns_packs_walk(struct mds_ns *ns, uint64_t after,
+			 bool (*fn)(const struct ns_pack *p, void *arg), void *arg, bool *end)
 {
 	struct mds_cursor *c;
 	struct mds_txn *txn;
 	const void *k, *v;
 	uint8_t key[8];
 	size_t kl, vl;
-	uint32_t n = 0;
 	int rc;
 
-	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
-	if (rc)
-		return rc;
-	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
-	if (rc)
-		goto out_abort;
-	ns_pack_key(after == UINT64_MAX ? after : after + 1, key);
-	rc = mds_db_cursor_seek(c, key, sizeof(key), &k, &kl, &v, &vl);
-	while (rc == 0 && n < max) {
-		struct ns_pack p;
-
-		if (kl == 8) {
-			rc = ns_pack_get(txn, ns_get_be64(k), &p);
-			if (rc)
-				break;
-			if (p.p_id > after) {
-				out[n].pk_id = p.p_id;
-				out[n].pk_size = p.p_size;
-				out[n].pk_live = p.p_live;
-				out[n].pk_files = p.p_files;
-				out[n].pk_sealed = ns_pack_is_sealed(&p);
-				out[n].pk_mtime = p.p_mtime;
-				n++;
-			}
-		}
-		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
-	}
-	mds_db_cursor_close(c);
-	if (rc == -ENOENT)
-		rc = 0;
-	*count = n;
-out_abort:
-	mds_db_txn_abort(txn);
-	return rc;
-}
-
-int mds_ns_pack_stale_scan(struct mds_ns *ns, const bool *osts, uint64_t *after, bool *done,
-			   uint32_t slice, struct nc_fid *out, uint32_t max, uint32_t *count)
-{
-	struct mds_cursor *c;
-	struct mds_txn *txn;
-	const void *k, *v;
-	uint8_t key[8];
-	size_t kl, vl;
-	uint32_t n = 0, seen = 0;
-	int rc;
-
-	*count = 0;
-	if (*after == UINT64_MAX) {
-		*done = true;
+	*end = after == UINT64_MAX;
+	if (*end)
 		return 0;
-	}
 	rc = mds_db_txn_begin(ns->ns_db, true, &txn);
 	if (rc)
 		return rc;
 	rc = mds_db_cursor_open(txn, MDS_T_PACKS, &c);
 	if (rc)
 		goto out_abort;
-	ns_pack_key(*after + 1, key);
+	ns_pack_key(after + 1, key);
 	rc = mds_db_cursor_seek(c, key, sizeof(key), &k, &kl, &v, &vl);
-	while (rc == 0 && n < max && seen < slice) {
+	while (rc == 0) {
 		struct ns_pack p;
 
 		if (kl == 8) {
 			rc = ns_pack_get(txn, ns_get_be64(k), &p);
-			if (rc)
+			if (rc || (p.p_id > after && fn(&p, arg)))
 				break;
-			*after = p.p_id;
-			seen++;
-			if (mds_layout_is_stale_on(&p.p_layout, osts)) {
-				out[n].f_seq = NC_PACK_FID_SEQ;
-				out[n].f_oid = p.p_id;
-				n++;
-			}
 		}
 		rc = mds_db_cursor_next(c, &k, &kl, &v, &vl);
 	}
 	mds_db_cursor_close(c);
 	if (rc == -ENOENT) {
-		*done = true;
+		*end = true;
 		rc = 0;
 	}
-	if (!rc)
-		*count = n;
 out_abort:
 	mds_db_txn_abort(txn);
+	return rc;
+}
+
+struct pack_list_walk {
+	struct nc_pack_rec *pw_out;
+	uint32_t pw_max, pw_n;
+};
+
+static bool pack_list_one(const struct ns_pack *p, void *arg)
+{
+	struct pack_list_walk *w = arg;
+	struct nc_pack_rec *r = &w->pw_out[w->pw_n++];
+
+	r->pk_id = p->p_id;
+	r->pk_size = p->p_size;
+	r->pk_live = p->p_live;
+	r->pk_files = p->p_files;
+	r->pk_sealed = ns_pack_is_sealed(p);
+	r->pk_mtime = p->p_mtime;
+	return w->pw_n == w->pw_max;
+}
+
+int mds_ns_pack_list(struct mds_ns *ns, uint64_t after, struct nc_pack_rec *out, uint32_t max,
+		     uint32_t *count)
+{
+	struct pack_list_walk w = { .pw_out = out, .pw_max = max };
+	bool end;
+	int rc = max ? ns_packs_walk(ns, after, pack_list_one, &w, &end) : 0;
+
+	*count = w.pw_n;
+	return rc;
+}
+
+struct pack_stale_walk {
+	const bool *sw_osts;
+	uint64_t *sw_after;
+	struct nc_fid *sw_out;
+	uint32_t sw_max, sw_n, sw_slice, sw_seen;
+};
+
+static bool pack_stale_one(const struct ns_pack *p, void *arg)
+{
+	struct pack_stale_walk *w = arg;
+
+	*w->sw_after = p->p_id;
+	if (mds_layout_is_stale_on(&p->p_layout, w->sw_osts)) {
+		w->sw_out[w->sw_n].f_seq = NC_PACK_FID_SEQ;
+		w->sw_out[w->sw_n].f_oid = p->p_id;
+		w->sw_n++;
+	}
+	return w->sw_n == w->sw_max || ++w->sw_seen == w->sw_slice;
+}
+
+int mds_ns_pack_stale_scan(struct mds_ns *ns, const bool *osts, uint64_t *after, bool *done,
+			   uint32_t slice, struct nc_fid *out, uint32_t max, uint32_t *count)
+{
+	struct pack_stale_walk w = { .sw_osts = osts, .sw_after = after, .sw_out = out,
+				     .sw_max = max, .sw_slice = slice };
+	int rc = max && slice ? ns_packs_walk(ns, *after, pack_stale_one, &w, done) : 0;
+
+	*count = rc ? 0 : w.sw_n;
 	return rc;
 }
 

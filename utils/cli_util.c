@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -13,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -622,6 +625,25 @@ static int cli_target_open_inside(struct cli_ctx *ctx, const char *path,
 	return 0;
 }
 
+/*
+ * A small file the mount has just written may be known only to the mount
+ * until its pack flush: the MDS answers "no such file" for a name that
+ * ls shows.  fsync(2) through the mount commits it (as it would for the
+ * application).  Whether it did: a regular file was there to sync.
+ */
+static bool cli_commit_through_mount(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(fd) == 0;
+	close(fd);
+	return ok;
+}
+
 /* A path through a mount. */
 static int cli_target_open_mounted(struct cli_ctx *ctx, const char *path,
 				   struct cli_target *t)
@@ -640,6 +662,8 @@ static int cli_target_open_mounted(struct cli_ctx *ctx, const char *path,
 			       id.fi_fsname, cli_connect_strerror(ctx, id.fi_fsname, rc));
 	t->tg_fid = id.fi_fid;
 	rc = nacre_getattr(t->tg_fs, &t->tg_fid, &t->tg_st);
+	if (rc == -ENOENT && cli_commit_through_mount(path))
+		rc = nacre_getattr(t->tg_fs, &t->tg_fid, &t->tg_st);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
 	cli_mount_of("/proc/self/mounts", path, t->tg_mount,

@@ -120,10 +120,20 @@ static void stripe_json_template_pack(struct cli_json *js,
 		cli_json_null(js);
 }
 
+/*
+ * Whether a packed file of @size bytes has bytes not yet in its pack: the
+ * MDS knows the file, and the client that wrote it still holds them
+ * until its next pack flush (fsync commits them at once).
+ */
+static bool stripe_pack_pending(const struct nacre_layout *l, uint64_t size)
+{
+	return l->pack_len < size;
+}
+
 /* A file: "packed" and, when it is, where its bytes are. */
 static void stripe_json_file_pack(struct cli_json *js,
 				  const struct nacre_fid *fid,
-				  const struct nacre_layout *l)
+				  const struct nacre_layout *l, uint64_t size)
 {
 	bool packed = stripe_is_packed(l, false);
 	char objid[40];
@@ -139,6 +149,8 @@ static void stripe_json_file_pack(struct cli_json *js,
 		cli_json_null(js);
 		cli_json_key(js, "pack_fid");
 		cli_json_null(js);
+		cli_json_key(js, "pack_pending");
+		cli_json_null(js);
 		return;
 	}
 	stripe_objid(fid, false, l, objid);
@@ -146,11 +158,13 @@ static void stripe_json_file_pack(struct cli_json *js,
 	cli_json_kv_u64(js, "pack_offset", l->pack_off);
 	cli_json_kv_u64(js, "pack_length", l->pack_len);
 	cli_json_kv_str(js, "pack_fid", objid);
+	cli_json_key(js, "pack_pending");
+	cli_json_bool(js, stripe_pack_pending(l, size));
 }
 
 static void stripe_print_json(struct cli_json *js, const char *path,
 			      const struct nacre_fid *fid, bool dir,
-			      const struct nacre_layout *l)
+			      const struct nacre_layout *l, uint64_t size)
 {
 	char fidbuf[40], pattern[32];
 	uint32_t i, n;
@@ -177,7 +191,7 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 	if (dir) {
 		stripe_json_template_pack(js, l);
 	} else {
-		stripe_json_file_pack(js, fid, l);
+		stripe_json_file_pack(js, fid, l, size);
 		/* What names the objects: the file's FID, a migrated file's
 		 * own object FID, or the pack's. */
 		stripe_objid(fid, false, l, fidbuf);
@@ -197,7 +211,7 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 	cli_json_obj_end(js);
 }
 
-static void stripe_print_file(const char *path, const struct nacre_fid *fid,
+static void stripe_print_file(const char *path, const struct nacre_fid *fid, uint64_t size,
 			      const struct nacre_layout *l)
 {
 	char fidbuf[40], pattern[32];
@@ -211,7 +225,10 @@ static void stripe_print_file(const char *path, const struct nacre_fid *fid,
 	printf("lmm_stripe_size:   %" PRIu32 "\n", l->stripe_size);
 	printf("lmm_pattern:       %s\n", pattern);
 	printf("lmm_stripe_offset: %" PRId64 "\n", stripe_first_ost(l, false));
-	if (stripe_is_packed(l, false))
+	if (stripe_is_packed(l, false) && stripe_pack_pending(l, size))
+		printf("lmm_packed:        pack %" PRIu64 ", bytes pending (held by the "
+		       "writing client until its next pack flush)\n", l->pack_id);
+	else if (stripe_is_packed(l, false))
 		printf("lmm_packed:        pack %" PRIu64 " offset %" PRIu64
 		       " length %" PRIu64 "\n", l->pack_id, l->pack_off,
 		       l->pack_len);
@@ -253,11 +270,11 @@ static void stripe_print(struct cli_json *js, const char *path,
 	bool dir = S_ISDIR(t->tg_st.mode);
 
 	if (js)
-		stripe_print_json(js, path, &t->tg_fid, dir, l);
+		stripe_print_json(js, path, &t->tg_fid, dir, l, t->tg_st.size);
 	else if (dir)
 		stripe_print_dir(path, l);
 	else
-		stripe_print_file(path, &t->tg_fid, l);
+		stripe_print_file(path, &t->tg_fid, t->tg_st.size, l);
 }
 
 /* Only files and directories have layouts. */
@@ -277,6 +294,7 @@ static int getstripe_one(struct cli_ctx *ctx, const char *path,
 {
 	struct nacre_layout l;
 	struct cli_target t;
+	struct stat st;
 	int rc;
 
 	rc = cli_target_open(ctx, path, &t);
@@ -288,6 +306,10 @@ static int getstripe_one(struct cli_ctx *ctx, const char *path,
 	rc = nacre_getlayout_fid(t.tg_fs, &t.tg_fid, &l);
 	if (rc)
 		return cli_err(ctx, "%s: %s", path, nacre_strerror(rc));
+	/* Through a mount, the size the mount shows: the bytes of a small
+	 * file it packs may be in its memory still, unknown to the MDS. */
+	if (t.tg_mount[0] && lstat(path, &st) == 0 && (uint64_t)st.st_size > t.tg_st.size)
+		t.tg_st.size = (uint64_t)st.st_size;
 	stripe_print(js, path, &t, &l);
 	return 0;
 }

@@ -6,9 +6,8 @@
  * OSTs due and up, scans the inode table, then the pack table, for files
  * and packs with a shard marked stale on one of them (mds_ns_stale_scan(),
  * in slices of short read transactions) and hands each slice's files to
- * cc_workers threads that
- * rebuild one file each at a time through one libnacre connection to this
- * MDS.  The MDS's request handling never waits for it: the scan only reads
+ * cc_workers threads that rebuild one file each at a time through one
+ * libnacre connection to this MDS.  The MDS's request handling never waits for it: the scan only reads
  * LMDB, and the rebuilds are requests like any client's.
  *
  * Why a delay before a pass: a writer that locked a file at another OST

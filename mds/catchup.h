@@ -2,10 +2,11 @@
 /*
  * The MDS's catch-up rebuild: when an OST comes (back) up, a thread finds
  * the erasure-coded files and packs with shards marked stale on it (a
- * write missed them while it was down) and rebuilds them through libnacre, as
- * `nacre rebuild` would (nacre_rebuild_fid()), a few files at a time, as a
- * client of this MDS.  A rebuild holds the file's lock (so writers wait for
- * it, row by row) and clears the marks only once every row is rewritten.
+ * write missed them while it was down) and rebuilds them through
+ * libnacre, as `nacre rebuild` would (nacre_rebuild_fid()), a few files at
+ * a time, as a client of this MDS.  A rebuild holds the file's lock (so
+ * writers wait for it) and clears the marks only once every row is
+ * rewritten.
  * Files it could not rebuild (an OST down again, a lock held too long) are
  * tried again later, with a growing delay, while their OST stays up, and
  * a sweep now and then catches marks set while their OST stayed up.

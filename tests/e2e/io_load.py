@@ -3,7 +3,7 @@
 #
 # Load for the fault suites (test_oss_io_restart.sh, test_crash_loop.sh).
 #
-#   io_load.py write posix|nacre DIR JOURNAL ID STOPFILE [--rewrite] [--pace S]
+#   io_load.py write posix|nacre DIR JOURNAL ID STOPFILE [--rewrite] [--pace S] [--small]
 #       Writes files DIR/wID-N of varied sizes, each from a seeded generator
 #       (content recomputable from the journal), fsyncs and closes them, and
 #       only then appends "NAME SIZE SEED SHA256" to JOURNAL (fsynced).  A
@@ -13,7 +13,8 @@
 #       and NACRE_FSNAME name it).  Errors are counted in JOURNAL.err, one
 #       line each; the writer goes on until STOPFILE exists.  --rewrite
 #       overwrites one of its files every third time; --pace S pauses S
-#       seconds after each file.
+#       seconds after each file; --small writes files of at most about
+#       1 MiB (what a packing directory packs).
 #   io_load.py read JOURNAL ROOT STOPFILE
 #       Reads every journaled file under ROOT with O_DIRECT, again and again,
 #       until STOPFILE exists, and checks each one's sha256; a mismatch or a
@@ -34,6 +35,8 @@ import sys
 import time
 
 SIZES = [1, 4095, 1 << 20, (4 << 20) - 7, 4 << 20, (5 << 20) + 123, 9 << 20]
+# --small: sizes a packing directory keeps packed, and one just past pack_max.
+SMALL_SIZES = [1, 4095, 4096, 65536, 110000, 131072, (1 << 20) - 1, (1 << 20) + 1]
 OP_TIMEOUT = 120
 
 
@@ -80,6 +83,7 @@ def write_nacre(fs, path, data):
 def writer(argv):
     mode, d, journal, wid, stop = argv[:5]
     rewrite = "--rewrite" in argv
+    sizes = SMALL_SIZES if "--small" in argv else SIZES
     # --pace SECONDS: a pause after each file, to bound how many there are.
     pace = float(argv[argv.index("--pace") + 1]) if "--pace" in argv else 0.0
     rnd = random.Random("%s-%d" % (wid, os.getpid()))
@@ -93,7 +97,7 @@ def writer(argv):
         else:
             name = "w%s-%d" % (wid, n)
         n += 1
-        size = rnd.choice(SIZES)
+        size = rnd.choice(sizes)
         seed = rnd.randrange(1 << 30)
         data = content(size, seed)
         if name in done:

@@ -4,7 +4,8 @@
 # nacre end-to-end: kill -9 in a loop under load.  On a 6-OST filesystem
 # (EC 4+2), writers create files of varied sizes from a seeded generator
 # (through the mount, and through libnacre when the Python bindings can
-# load it), fsync them and only then journal their name and sha256, while
+# load it; one writes small files into a packing directory), fsync them
+# and only then journal their name and sha256, while
 # a loop kills a random daemon (the MDS or one OSS: at most one daemon down
 # at a time, so every row stays readable) with SIGKILL at random moments
 # and starts it again, for NACRE_E2E_CRASH_SECONDS (default 60).  Writer
@@ -80,7 +81,9 @@ test_1()
 {
 	local d=$WORK/load stop=$WORK/load/stop w rc=0 hung=0 errs=0 f json
 	local -a pids=() opts
-	mkdir -p "$d" "$MNT/crash"
+	mkdir -p "$d" "$MNT/crash/pk"
+	# Small files packed (and rewritten, which moves them to new extents).
+	"$NACRE" setstripe --pack "$MNT/crash/pk"
 	# shellcheck disable=SC2064 # the path is that of this run
 	trap "touch '$stop'" EXIT
 
@@ -96,6 +99,10 @@ test_1()
 			python3 "$LOAD" write nacre /crash "$d/j.n1" n1 "$stop" --pace "$PACE" --rewrite &
 		pids+=("$!")
 	fi
+	timeout -k 10 $((CHAOS + WRITER_GRACE)) \
+		python3 "$LOAD" write posix "$MNT/crash/pk" "$d/p.p1" p1 "$stop" --pace "$PACE" \
+		--rewrite --small &
+	pids+=("$!")
 	chaos "$CHAOS" || rc=1
 	touch "$stop"
 	for w in "${pids[@]}"; do
@@ -105,12 +112,12 @@ test_1()
 	local -a js=("$d"/j.m?)
 	[ "$NACRE_WRITER" = 0 ] || js+=("$d/j.n1")
 	cat "${js[@]}" > "$d/all"
-	for f in "$d"/j.*.err; do
+	for f in "$d"/j.*.err "$d"/p.*.err; do
 		[ -e "$f" ] || continue
 		errs=$((errs + $(wc -l < "$f")))
 	done
 	echo "writer errors during the chaos (allowed): $errs"
-	cat "$d"/j.*.err 2>/dev/null | head -n 5
+	cat "$d"/j.*.err "$d"/p.*.err 2>/dev/null | head -n 5
 	assert_eq "$rc" 0 "the kill loop"
 	assert_eq "$hung" 0 "writers that hung"
 	# Something was written and acknowledged despite the chaos.
@@ -130,6 +137,7 @@ test_1()
 	echo "$(date +%T) no stale mark left"
 	drop_caches || true
 	python3 "$LOAD" verify "$d/all" "$MNT/crash"
+	python3 "$LOAD" verify "$d/p.p1" "$MNT/crash/pk"
 	echo "$(date +%T) verified"
 
 	json=$("$NACRE" --json scrub "$MNT") || _e2e_assert_failed "nacre scrub failed: $json"

@@ -45,11 +45,43 @@ struct repair {
 
 static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip);
 
-static int repair_open(struct repair *rp, struct nacre_fs *fs, const struct nacre_fid *fid,
-		       nacre_progress_fn cb, void *arg)
+/*
+ * The file's layout and rows (from its size), or, for a packed file or a
+ * pack's FID, the pack's: a packed file's bytes and stale marks are its
+ * pack's, a pack's layout is a plain object set, and its rows are those
+ * its objects hold (the MDS's size may lag behind an appender).
+ * 1 when there is nothing to repair.
+ */
+static int repair_layout(struct repair *rp)
 {
 	struct nc_attr attr;
 	uint64_t rowbytes;
+	int rc;
+
+	if (rp->rp_fid.f_seq != NC_PACK_FID_SEQ) {
+		rc = cl_md_open(rp->rp_fs, &rp->rp_cred, &rp->rp_fid, NC_OPEN_READ, &attr,
+				&rp->rp_layout);
+		if (rc || !S_ISREG(attr.a_mode))
+			return rc ? rc : 1;
+		if (!(rp->rp_layout.l_flags & NC_LAYOUT_PACKED)) {
+			rowbytes = (uint64_t)rp->rp_layout.l_stripe_size * rp->rp_layout.l_k;
+			if (rowbytes)
+				rp->rp_rows = (attr.a_size + rowbytes - 1) / rowbytes;
+			return rp->rp_layout.l_stripe_count ? 0 : 1;
+		}
+		rp->rp_fid.f_seq = NC_PACK_FID_SEQ;
+		rp->rp_fid.f_oid = rp->rp_layout.l_pack_id;
+	}
+	rc = cl_md_getlayout(rp->rp_fs, &rp->rp_fid, &rp->rp_layout);
+	if (rc || !rp->rp_layout.l_stripe_count)
+		return rc ? rc : 1;
+	rp->rp_rows = repair_rows_stored(rp, 0);
+	return 0;
+}
+
+static int repair_open(struct repair *rp, struct nacre_fs *fs, const struct nacre_fid *fid,
+		       nacre_progress_fn cb, void *arg)
+{
 	int rc;
 
 	memset(rp, 0, sizeof(*rp));
@@ -59,37 +91,10 @@ static int repair_open(struct repair *rp, struct nacre_fs *fs, const struct nacr
 	rp->rp_fid.f_oid = fid->oid;
 	rp->rp_cb = cb;
 	rp->rp_arg = arg;
-	if (rp->rp_fid.f_seq != NC_PACK_FID_SEQ) {
-		rc = cl_md_open(fs, &rp->rp_cred, &rp->rp_fid, NC_OPEN_READ, &attr,
-				&rp->rp_layout);
-		if (rc)
-			return rc;
-		if (!S_ISREG(attr.a_mode))
-			return 1; /* nothing to repair */
-		if (!(rp->rp_layout.l_flags & NC_LAYOUT_PACKED)) {
-			if (!rp->rp_layout.l_stripe_count)
-				return 1;
-			rowbytes = (uint64_t)rp->rp_layout.l_stripe_size * rp->rp_layout.l_k;
-			rp->rp_rows = (attr.a_size + rowbytes - 1) / rowbytes;
-			goto coder;
-		}
-		/* A packed file's bytes are its pack's, and so are its stale
-		 * marks: the pack is what gets repaired. */
-		rp->rp_fid.f_seq = NC_PACK_FID_SEQ;
-		rp->rp_fid.f_oid = rp->rp_layout.l_pack_id;
-	}
-	/* A pack: its layout is a plain object set, and its rows are those
-	 * its objects hold (the MDS's size may lag behind an appender). */
-	rc = cl_md_getlayout(fs, &rp->rp_fid, &rp->rp_layout);
-	if (rc)
-		return rc;
-	if (!rp->rp_layout.l_stripe_count)
-		return 1;
-	rp->rp_rows = repair_rows_stored(rp, 0);
-coder:
-	if (rp->rp_layout.l_m)
-		return cl_ec_coder(fs, &rp->rp_layout, &rp->rp_ec);
-	return 0;
+	rc = repair_layout(rp);
+	if (!rc && rp->rp_layout.l_m)
+		rc = cl_ec_coder(fs, &rp->rp_layout, &rp->rp_ec);
+	return rc;
 }
 
 /* Takes or renews the whole-file lock (a lease: renewed every few seconds). */

@@ -151,8 +151,8 @@ static void repair_sum(struct nacre_repair_stats *sum,
 	sum->shards_cleared += st->shards_cleared;
 }
 
-/* scrub's report of a file with corrupt chunks. */
-/* @pack: the pack repaired for the packed file @path, or 0. */
+/* scrub's report of a file with corrupt chunks; @pack: the pack repaired
+ * for the packed file @path, or 0. */
 static void repair_report_corrupt(struct repair_run *rr, const char *path, uint64_t pack,
 				  const struct nacre_repair_stats *st)
 {
@@ -167,13 +167,11 @@ static void repair_report_corrupt(struct repair_run *rr, const char *path, uint6
 		return;
 	}
 	repair_undraw(rr);
+	printf("%s", path);
 	if (pack)
-		printf("%s (its pack %" PRIu64 ", every file in it): %" PRIu64
-		       " corrupt chunks, %" PRIu64 " repaired\n", path, pack,
-		       st->chunks_bad, st->chunks_fixed);
-	else
-		printf("%s: %" PRIu64 " corrupt chunks, %" PRIu64 " repaired\n", path,
-		       st->chunks_bad, st->chunks_fixed);
+		printf(" (its pack %" PRIu64 ", every file in it)", pack);
+	printf(": %" PRIu64 " corrupt chunks, %" PRIu64 " repaired\n", st->chunks_bad,
+	       st->chunks_fixed);
 }
 
 static size_t repair_pack_slot(const struct repair_pack *v, size_t cap,

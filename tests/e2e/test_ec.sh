@@ -221,6 +221,21 @@ test_5()
 }
 run_test 5 "a write with an OSS down marks its shard stale; rebuild clears it" test_5
 
+# flip_byte FILE OFFSET: corrupts one byte of FILE in place (an object on
+# an OST, behind its OSS's back).
+flip_byte()
+{
+	python3 - "$1" "$2" <<'PYEOF'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x5a]))
+PYEOF
+}
+
 test_6()
 {
 	local size=$((8 * S + 7)) f obj ost
@@ -230,15 +245,7 @@ test_6()
 	echo "corrupting $obj (OST $ost)"
 	[ -f "$obj" ]
 	cp -- "$obj" "$WORK/obj.orig"
-	python3 - "$obj" 1000 <<'PYEOF'
-import sys
-path, off = sys.argv[1], int(sys.argv[2])
-with open(path, "r+b") as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([b[0] ^ 0x5a]))
-PYEOF
+	flip_byte "$obj" 1000
 	if cmp -s -- "$obj" "$WORK/obj.orig"; then
 		_e2e_assert_failed "the byte flip did not change the object"
 	fi
@@ -493,14 +500,7 @@ test_13()
 	pid=$("$NACRE" getstripe --json "$d/s1" | jget 'd["pack_id"]')
 	obj=$(ost_object_path 0 "$(printf '%x:%x' 2 "$pid")")
 	[ -f "$obj" ]
-	python3 - "$obj" <<'PYEOF'
-import sys
-with open(sys.argv[1], "r+b") as f:
-    f.seek(1000)
-    b = f.read(1)
-    f.seek(1000)
-    f.write(bytes([b[0] ^ 0x5a]))
-PYEOF
+	flip_byte "$obj" 1000
 	"$NACRE" scrub "$d" > "$WORK/13.scrub" || rc=1
 	cat "$WORK/13.scrub"
 	assert_eq "$rc" "0" "scrub of the packed files"

@@ -265,32 +265,32 @@ run_test 3 "a file patched while the catch-up rebuilds it reads back exactly" te
 # per first OST, so OST $VICTIM holds every kind of chunk in one of them.
 test_4()
 {
-	local d=$WORK/cut i rc=0
+	local d=$WORK/cut i f rc=0
+	local -a fs=()
 	mkdir -p "$d" "$MNT/cut"
 	mkdata "$d/old" $((9 * S)) 41
 	mkdata "$d/new" $((S + 5)) 42
 	for i in $(seq 0 $((OSTS - 1))); do
+		fs+=("$MNT/cut/f$i")
 		"$NACRE" setstripe -i "$i" "$MNT/cut/f$i" || rc=1
 		cp "$d/old" "$MNT/cut/f$i" || rc=1
 	done
-	sync "$MNT"/cut/f* || rc=1
+	sync "${fs[@]}" || rc=1
 	assert_eq "$rc" 0 "writing the files"
 	oss_stop "$VICTIM"
-	for i in $(seq 0 $((OSTS - 1))); do
-		truncate -s 0 "$MNT/cut/f$i" || rc=1
-	done
+	truncate -s 0 "${fs[@]}" || rc=1
 	oss_start "$VICTIM"
 	assert_eq "$rc" 0 "truncating with OSS $VICTIM down"
 	wait_until "$CATCHUP_WAIT" no_stale "$MNT/cut" ||
 		_e2e_assert_failed "stale marks left after the catch-up"
-	for i in $(seq 0 $((OSTS - 1))); do
-		cp "$d/new" "$MNT/cut/f$i" || rc=1
+	for f in "${fs[@]}"; do
+		cp "$d/new" "$f" || rc=1
 	done
-	sync "$MNT"/cut/f* || rc=1
+	sync "${fs[@]}" || rc=1
 	assert_eq "$rc" 0 "rewriting the files"
 	oss_stop "${OTHERS[@]}"
-	for i in $(seq 0 $((OSTS - 1))); do
-		cmp_uncached "$d/new" "$MNT/cut/f$i" || rc=1
+	for f in "${fs[@]}"; do
+		cmp_uncached "$d/new" "$f" || rc=1
 	done
 	oss_start "${OTHERS[@]}"
 	assert_eq "$rc" 0 "files rewritten after a missed truncation, read with OSS ${OTHERS[*]} down"

@@ -334,6 +334,10 @@ int64_t cl_ost_avoid_ms(const struct nacre_fs *fs);
 int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **out);
 /* One request without retries (locks, probes); @enc may be NULL (no body). */
 int cl_rpc_once(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req);
+/* The same with a reply body decoded into @rep by @dec (a reply that
+ * does not decode fails with the decoder's error). */
+int cl_rpc_once_rep(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req,
+		    nc_xdr_fn dec, void *rep);
 bool cl_chunk_usable(const struct nc_layout *l, uint64_t row, uint32_t i);
 int cl_chunk_ops_run(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l,
 		     uint64_t row, struct cl_chunk_op *ops, int n, uint16_t opcode);

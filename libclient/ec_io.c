@@ -57,6 +57,12 @@ int cl_ec_coder(struct nacre_fs *fs, const struct nc_layout *l, struct nc_ec **o
 
 int cl_rpc_once(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req)
 {
+	return cl_rpc_once_rep(cc, op, enc, req, NULL, NULL);
+}
+
+int cl_rpc_once_rep(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req,
+		    nc_xdr_fn dec, void *rep)
+{
 	uint8_t body[256];
 	struct nc_call call;
 	struct nc_wait w;
@@ -75,6 +81,11 @@ int cl_rpc_once(struct nc_cconn *cc, uint16_t op, nc_xdr_fn enc, void *req)
 	if (rc == 0) {
 		nc_wait_all(&w);
 		rc = call.c_status;
+		if (rc == 0 && dec) {
+			nc_xdr_init_decode(&x, call.c_rep_body, call.c_rep_body_len);
+			dec(&x, rep);
+			rc = nc_xdr_finish(&x);
+		}
 		nc_call_fini(&call);
 	}
 	nc_wait_fini(&w);

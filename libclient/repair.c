@@ -184,7 +184,10 @@ out:
 
 /*
  * The rows the objects hold data in, as their OSTs see them now (shards in
- * @skip and stale ones are not asked; an unreachable OST is passed over).
+ * @skip and stale ones are not asked; an unreachable OST is passed over at
+ * once, not waited for: the rebuild holds the file's lock meanwhile; a row
+ * is written to every parity shard and at least one data shard, so while
+ * no more than m shards are out, one of those asked holds it).
  * A writer sends its data before the size update that makes it visible, so
  * a write that ended just before the rebuild took the file's lock may have
  * put rows past the size the rebuild opened the file with: those rows need
@@ -200,17 +203,15 @@ static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip)
 					.or_fid = *nc_layout_obj_fid(l, &rp->rp_fid) };
 		struct nc_obj_rep rep = { 0 };
 		struct nc_cconn *cc;
-		struct nc_call call;
 		uint64_t last;
 
 		if ((skip >> s & 1) || (l->l_shards[s].ls_flags & NC_SHARD_STALE))
 			continue;
 		if (cl_ost_conn(rp->rp_fs, o.or_ost, &cc))
 			continue;
-		if (nc_cconn_rpc(cc, NC_OP_OBJ_STAT, (nc_xdr_fn)nc_wire_obj_req, &o,
-				 (nc_xdr_fn)nc_wire_obj_rep, &rep, &call))
+		if (cl_rpc_once_rep(cc, NC_OP_OBJ_STAT, (nc_xdr_fn)nc_wire_obj_req, &o,
+				    (nc_xdr_fn)nc_wire_obj_rep, &rep))
 			continue;
-		nc_call_fini(&call);
 		if (!rep.op_size)
 			continue;
 		last = (rep.op_size + S - 1) / S - 1;   /* its last chunk */

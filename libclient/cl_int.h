@@ -324,6 +324,9 @@ void cl_ost_note_result(struct nacre_fs *fs, uint32_t idx, int rc);
  * request timeout ago and none has succeeded since.  Afterwards requests
  * go to it again, and one that answers clears it. */
 bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx);
+/* True when asking OST @idx (through @cc) now would only wait: the MDS
+ * lists it down and this client has no connection to it, or it is silent. */
+bool cl_ost_known_down(struct nacre_fs *fs, uint32_t idx, struct nc_cconn *cc);
 /* While OST @idx is silent, when its last request timed out (nc_now_ms());
  * 0 otherwise. */
 int64_t cl_ost_silent_since(struct nacre_fs *fs, uint32_t idx);

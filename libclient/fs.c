@@ -225,6 +225,18 @@ bool cl_ost_is_silent(struct nacre_fs *fs, uint32_t idx)
 	return cl_ost_silent_since(fs, idx) != 0;
 }
 
+bool cl_ost_known_down(struct nacre_fs *fs, uint32_t idx, struct nc_cconn *cc)
+{
+	bool up;
+
+	if (idx >= NC_MAX_OSTS)
+		return true;
+	pthread_mutex_lock(&fs->fs_lock);
+	up = fs->fs_osts[idx].co_up;
+	pthread_mutex_unlock(&fs->fs_lock);
+	return (!up && !nc_cconn_is_connected(cc)) || cl_ost_is_silent(fs, idx);
+}
+
 static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cconn **out)
 {
 	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
@@ -433,17 +445,13 @@ NACRE_API int nacre_ost_statfs(struct nacre_fs *fs, uint32_t index, struct nacre
 	struct nc_statfs_rep rep;
 	struct nc_cconn *cc;
 	struct nc_call call;
-	bool up;
 	int rc;
 
 	rc = cl_ost_conn(fs, index, &cc);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&fs->fs_lock);
-	up = fs->fs_osts[index].co_up;
-	pthread_mutex_unlock(&fs->fs_lock);
-	/* Do not wait out the retry window for an OST the MDS says is down. */
-	if (!up && !nc_cconn_is_connected(cc))
+	/* Do not wait out the retry window for an OST known to be down. */
+	if (cl_ost_known_down(fs, index, cc))
 		return -EHOSTDOWN;
 	rc = nc_cconn_rpc(cc, NC_OP_OST_STATFS, (nc_xdr_fn)nc_wire_obj_req, &o,
 			  (nc_xdr_fn)nc_wire_statfs_rep, &rep, &call);

@@ -707,6 +707,8 @@ struct nacre_repair_stats {
 	uint64_t chunks_bad;    /**< chunks found stale, missing or corrupt */
 	uint64_t chunks_fixed;  /**< chunks regenerated and written */
 	uint64_t shards_cleared;/**< stale marks cleared */
+	/** scrub: shards not verified, their OST down or not answering */
+	uint64_t shards_unverified;
 };
 
 /** Progress of a repair: @done of @total rows. */

@@ -382,7 +382,10 @@ out:
 }
 
 /* Asks OST of @stripe which checksum blocks of its object fail, and marks
- * the rows they belong to in @rows (a bit per row, grown as needed). */
+ * the rows they belong to in @rows (a bit per row, grown as needed).  An
+ * OST known to be down is not asked, and one that does not answer is not
+ * waited for (-EHOSTDOWN, -ECONNREFUSED, ...): a scrub of many files with
+ * an OSS down would otherwise wait the retry time on every file. */
 static int scrub_shard(struct repair *rp, uint32_t stripe, uint8_t **rows, uint64_t *nrows_cap)
 {
 	const struct nc_layout *l = &rp->rp_layout;
@@ -394,17 +397,18 @@ static int scrub_shard(struct repair *rp, uint32_t stripe, uint8_t **rows, uint6
 	if (!rep)
 		return -ENOMEM;
 	rc = cl_ost_conn(rp->rp_fs, l->l_shards[stripe].ls_ost, &cc);
+	if (!rc && cl_ost_known_down(rp->rp_fs, l->l_shards[stripe].ls_ost, cc))
+		rc = -EHOSTDOWN;
 	while (!rc) {
 		struct nc_obj_req o = { .or_ost = l->l_shards[stripe].ls_ost,
 					.or_fid = *nc_layout_obj_fid(l, &rp->rp_fid),
 					.or_off = from };
-		struct nc_call call;
 
-		rc = nc_cconn_rpc(cc, NC_OP_OBJ_VERIFY, (nc_xdr_fn)nc_wire_obj_req, &o,
-				  (nc_xdr_fn)nc_wire_verify_rep, rep, &call);
+		rc = cl_rpc_once_rep(cc, NC_OP_OBJ_VERIFY, (nc_xdr_fn)nc_wire_obj_req, &o,
+				     (nc_xdr_fn)nc_wire_verify_rep, rep);
+		cl_ost_note_result(rp->rp_fs, o.or_ost, rc);
 		if (rc)
 			break;
-		nc_call_fini(&call);
 		for (uint32_t i = 0; i < rep->vr_count; i++) {
 			uint64_t g = rep->vr_bad[i] / S * N + stripe, row = g / w;
 
@@ -455,9 +459,12 @@ NACRE_API int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
 		rows = NULL;
 		cap = 0;
 		rc = scrub_shard(rp, s, &rows, &cap);
-		if (rc == -ENOTCONN || rc == -ECONNREFUSED || rc == -EHOSTDOWN) {
-			nc_warn("client", "scrub: OST %u unreachable: %s",
-				rp->rp_layout.l_shards[s].ls_ost, nc_strerror(rc));
+		if (rc == -ENOTCONN || rc == -ECONNREFUSED || rc == -EHOSTDOWN ||
+		    rc == -ETIMEDOUT || rc == -ECONNRESET) {
+			/* The caller reports it from the stats, once. */
+			nc_debug("client", "scrub: OST %u unreachable: %s",
+				 rp->rp_layout.l_shards[s].ls_ost, nc_strerror(rc));
+			rp->rp_st.shards_unverified++;
 			rc = 0;
 			continue;
 		}

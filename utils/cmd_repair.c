@@ -149,6 +149,7 @@ static void repair_sum(struct nacre_repair_stats *sum,
 	sum->chunks_bad += st->chunks_bad;
 	sum->chunks_fixed += st->chunks_fixed;
 	sum->shards_cleared += st->shards_cleared;
+	sum->shards_unverified += st->shards_unverified;
 }
 
 /* scrub's report of a file with corrupt chunks; @pack: the pack repaired
@@ -527,7 +528,13 @@ static void repair_summary(struct repair_run *rr)
 
 	repair_undraw(rr);
 	if (!rr->rr_ctx->cx_json) {
-		if (rr->rr_scrub)
+		if (rr->rr_scrub && s->shards_unverified)
+			printf("scrubbed %" PRIu64 " files: %" PRIu64
+			       " corrupt chunks found, %" PRIu64 " repaired; %" PRIu64
+			       " shards not verified (their OST did not answer)\n",
+			       rr->rr_files, s->chunks_bad, s->chunks_fixed,
+			       s->shards_unverified);
+		else if (rr->rr_scrub)
 			printf("scrubbed %" PRIu64 " files: %" PRIu64
 			       " corrupt chunks found, %" PRIu64 " repaired\n",
 			       rr->rr_files, s->chunks_bad, s->chunks_fixed);
@@ -545,8 +552,10 @@ static void repair_summary(struct repair_run *rr)
 	cli_json_kv_u64(js, "chunks_bad", s->chunks_bad);
 	cli_json_kv_u64(js, "chunks_fixed", s->chunks_fixed);
 	cli_json_kv_u64(js, "shards_cleared", s->shards_cleared);
-	if (rr->rr_scrub)
+	if (rr->rr_scrub) {
 		cli_json_kv_u64(js, "unrepaired", rr->rr_unrepaired);
+		cli_json_kv_u64(js, "unverified", s->shards_unverified);
+	}
 	cli_json_kv_u64(js, "errors", rr->rr_errors);
 	cli_json_obj_end(js);
 	cli_json_end(js);
@@ -648,7 +657,7 @@ static int repair_run_all(struct repair_run *rr, char **paths, int npaths)
 		repair_summary(rr);
 	free(t);
 	free(rr->rr_packs);
-	if (rr->rr_errors || rr->rr_unrepaired)
+	if (rr->rr_errors || rr->rr_unrepaired || rr->rr_sum.shards_unverified)
 		return CLI_EXIT_RUNTIME;
 	return CLI_EXIT_OK;
 }

@@ -513,4 +513,35 @@ test_13()
 }
 run_test 13 "rebuild --ost and scrub repair the packs of packed files, each once" test_13
 
+# A scrub with an OSS down passes over its shards at once (it used to wait
+# the client's retry time, about 5 s, on every file), counts them as not
+# verified and exits 1; with the OSS back the same scrub is clean.
+test_14()
+{
+	local i rc=0 d=$MNT/s14 t0 took
+	mkdir -p "$d"
+	for i in $(seq 1 12); do
+		mkdata "$d/f$i" $((S + i * 1000)) "$((1400 + i))"
+	done
+	sync "$d"/f*
+	oss_stop 5
+	t0=$(date +%s)
+	"$NACRE" --json scrub "$d" > "$WORK/14.json" || rc=$?
+	took=$(($(date +%s) - t0))
+	cat "$WORK/14.json"
+	oss_start 5
+	assert_eq "$rc" "1" "exit status of a scrub that could not verify every shard"
+	assert_eq "$(jget 'd["files"]' < "$WORK/14.json")" "12" "files scrubbed"
+	assert_eq "$(jget 'd["unverified"]' < "$WORK/14.json")" "12" \
+		"shards not verified (one per file on OST 5)"
+	assert_eq "$(jget 'd["errors"]' < "$WORK/14.json")" "0" "scrub errors"
+	assert_eq "$([ "$took" -lt 30 ] && echo quick || echo "$took s")" "quick" \
+		"a scrub of 12 files with an OSS down (one wait of 5 s each took 60 s)"
+	rc=0
+	"$NACRE" --json scrub "$d" > "$WORK/14b.json" || rc=$?
+	assert_eq "$rc" "0" "exit status of the scrub with every OSS up"
+	assert_eq "$(jget 'd["unverified"]' < "$WORK/14b.json")" "0" "shards not verified"
+}
+run_test 14 "a scrub with an OSS down passes over it at once and says so" test_14
+
 finish

@@ -142,6 +142,22 @@ static void repair_fail(struct repair_run *rr, const char *path,
 
 /* ---- one file ---- */
 
+/* Why a file could not be repaired, in words an administrator can act on:
+ * "Transport endpoint is not connected" says less than which OST to look
+ * at would, and `nacre osts` shows that. */
+static const char *repair_strerror(int rc)
+{
+	switch (rc) {
+	case -ENOTCONN:
+	case -ECONNREFUSED:
+	case -EHOSTDOWN:
+	case -ETIMEDOUT:
+		return "an OST it needs is down or does not answer (see nacre osts)";
+	default:
+		return nacre_strerror(rc);
+	}
+}
+
 static void repair_sum(struct nacre_repair_stats *sum,
 		       const struct nacre_repair_stats *st)
 {
@@ -255,7 +271,7 @@ static void repair_file(struct repair_run *rr, struct nacre_fs *fs,
 	if (rr->rr_scrub && st.chunks_bad > st.chunks_fixed)
 		rr->rr_unrepaired += st.chunks_bad - st.chunks_fixed;
 	if (rc)
-		repair_fail(rr, path, nacre_strerror(rc));
+		repair_fail(rr, path, repair_strerror(rc));
 	repair_draw(rr, false);
 }
 

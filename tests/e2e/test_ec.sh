@@ -515,7 +515,8 @@ run_test 13 "rebuild --ost and scrub repair the packs of packed files, each once
 
 # A scrub with an OSS down passes over its shards at once (it used to wait
 # the client's retry time, about 5 s, on every file), counts them as not
-# verified and exits 1; with the OSS back the same scrub is clean.
+# verified and exits 1; with the OSS back the same scrub is clean.  A
+# rebuild that needs the OSS says so in words that point at it.
 test_14()
 {
 	local i rc=0 d=$MNT/s14 t0 took
@@ -529,7 +530,20 @@ test_14()
 	"$NACRE" --json scrub "$d" > "$WORK/14.json" || rc=$?
 	took=$(($(date +%s) - t0))
 	cat "$WORK/14.json"
+	# A rebuild that needs the OST says which way to look.
+	local rrc=0
+	mkdata "$WORK/14w" $((2 * S)) 1499
+	cp -- "$WORK/14w" "$d/w" && sync "$d/w"
+	"$NACRE" rebuild "$d/w" 2> "$WORK/14.err" || rrc=$?
+	cat "$WORK/14.err"
 	oss_start 5
+	assert_eq "$rrc" "1" "exit status of a rebuild whose stale shard's OST is down"
+	assert_eq "$(grep -c 'an OST it needs is down or does not answer (see nacre osts)' \
+		"$WORK/14.err")" "1" "the rebuild's message"
+	assert_eq "$("$NACRE" rebuild "$d/w" > /dev/null && echo ok)" "ok" \
+		"the rebuild with the OSS back"
+	assert_eq "$(cmp_uncached "$WORK/14w" "$d/w" && echo same)" "same" \
+		"the file read back after its rebuild"
 	assert_eq "$rc" "1" "exit status of a scrub that could not verify every shard"
 	assert_eq "$(jget 'd["files"]' < "$WORK/14.json")" "12" "files scrubbed"
 	assert_eq "$(jget 'd["unverified"]' < "$WORK/14.json")" "12" \
@@ -542,6 +556,6 @@ test_14()
 	assert_eq "$rc" "0" "exit status of the scrub with every OSS up"
 	assert_eq "$(jget 'd["unverified"]' < "$WORK/14b.json")" "0" "shards not verified"
 }
-run_test 14 "a scrub with an OSS down passes over it at once and says so" test_14
+run_test 14 "scrub and rebuild with an OSS down: passed over at once, said plainly" test_14
 
 finish

@@ -59,6 +59,10 @@ struct nc_cconn {
 	pthread_cond_t cc_slot_cond;
 	struct nc_call *cc_pending[CC_BUCKETS];
 	int cc_npending;
+	/* After a connect that failed slowly (cc_connect_guarded()), under
+	 * cc_connect_lock: until when its error is returned at once. */
+	int64_t cc_hold_until_ms;
+	int cc_hold_rc;
 };
 
 /* ---- waits ---- */
@@ -191,8 +195,13 @@ static void complete_list(struct nc_call *list, int status)
 
 /* ---- blocking I/O helpers (receive thread and handshake) ---- */
 
+/* Fails with -ETIMEDOUT once no byte has come for the request timeout.
+ * The time a receive itself blocked counts (a socket with SO_RCVTIMEO, as
+ * during the handshake, waits that long before -EAGAIN): a server that
+ * accepted and never answers costs one timeout, not two. */
 static int read_full(struct nc_cconn *cc, int fd, void *buf, size_t len)
 {
+	int64_t last = nc_now_ms();
 	uint8_t *p = buf;
 
 	while (len) {
@@ -202,13 +211,15 @@ static int read_full(struct nc_cconn *cc, int fd, void *buf, size_t len)
 			return -ECONNRESET;
 		if (n == -EAGAIN) {
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			int64_t left = last + cc->cc_opts.co_timeout_ms - nc_now_ms();
 
-			if (poll(&pfd, 1, cc->cc_opts.co_timeout_ms) == 0)
+			if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
 				return -ETIMEDOUT;
 			continue;
 		}
 		if (n < 0)
 			return (int)n;
+		last = nc_now_ms();
 		p += n;
 		len -= (size_t)n;
 	}
@@ -512,6 +523,40 @@ static int cc_handshake(struct nc_cconn *cc, int fd, struct nc_connect_rep *cp)
 }
 
 /* Connect and handshake; cc_connect_lock held. */
+static int cc_connect(struct nc_cconn *cc);
+
+/*
+ * A connect that failed slowly (a host that drops every packet, a server
+ * that accepts and never answers) is not tried again at once: for as long
+ * as it took, up to CC_HOLD_MAX_MS, submits fail at once with its error.
+ * Otherwise every call queued behind it, and each of a batch of pieces
+ * bound for the same OST, would wait as long again (a data loader's batch
+ * of 64 small files took minutes with one OSS host cut off).  A fast
+ * failure (refused: the server is restarting) is retried at once, since
+ * trying costs nothing.  cc_connect_lock held.
+ */
+#define CC_SLOW_CONNECT_MS 500
+#define CC_HOLD_MAX_MS 5000
+static int cc_connect_guarded(struct nc_cconn *cc)
+{
+	int64_t t0 = nc_now_ms(), took;
+	int rc;
+
+	if (t0 < cc->cc_hold_until_ms)
+		return cc->cc_hold_rc;
+	rc = cc_connect(cc);
+	took = nc_now_ms() - t0;
+	cc->cc_hold_until_ms = 0;
+	if (rc && took >= CC_SLOW_CONNECT_MS) {
+		cc->cc_hold_until_ms = nc_now_ms() + (took < CC_HOLD_MAX_MS ? took : CC_HOLD_MAX_MS);
+		cc->cc_hold_rc = rc;
+		nc_debug("rpc", "%s: connect failed after %" PRId64 " ms (%s); not tried again "
+			 "for %" PRId64 " ms", cc->cc_addr_str, took, nc_strerror(rc),
+			 cc->cc_hold_until_ms - nc_now_ms());
+	}
+	return rc;
+}
+
 static int cc_connect(struct nc_cconn *cc)
 {
 	struct nc_connect_rep cp = { 0 };
@@ -732,7 +777,7 @@ int nc_cconn_submit(struct nc_cconn *cc, struct nc_call *call)
 		rc = cc->cc_closing ? -ECANCELED : 0;
 		pthread_mutex_unlock(&cc->cc_lock);
 		if (!rc && fd < 0)
-			rc = cc_connect(cc);
+			rc = cc_connect_guarded(cc);
 		pthread_mutex_unlock(&cc->cc_connect_lock);
 		if (rc)
 			return rc;

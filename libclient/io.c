@@ -48,9 +48,14 @@ int cl_pieces_run(struct cl_piece *p, int n, bool retry)
 
 	nc_wait_init(&w);
 	for (int i = 0; i < n; i++) {
+		int rc2;
+
 		p[i].ip_call.c_wait = &w;
-		if (nc_cconn_submit(p[i].ip_conn, &p[i].ip_call))
-			p[i].ip_call.c_status = -ENOTCONN; /* never queued */
+		rc2 = nc_cconn_submit(p[i].ip_conn, &p[i].ip_call);
+		/* Never queued.  A connect that timed out says the OST is
+		 * silent (cl_ost_note_result()), as a request that did would. */
+		if (rc2)
+			p[i].ip_call.c_status = rc2 == -ETIMEDOUT ? -ETIMEDOUT : -ENOTCONN;
 	}
 	nc_wait_all(&w);
 	nc_wait_fini(&w);

@@ -10,8 +10,9 @@
  * window's reads are sent at once and land straight in the callers'
  * buffers.  Whatever does not fit that path (larger files, a shard marked
  * stale, an OST that failed, a symbolic link, a file only this client
- * holds yet) is read by a pool of threads, each with nacre_open() and
- * nacre_pread(), which decode around failures as any read does.
+ * holds yet, an OST that timed out lately) is read by a pool of threads,
+ * each with nacre_open() and nacre_pread(), which decode around failures
+ * as any read does.
  */
 #include "config.h"
 
@@ -190,8 +191,11 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 			continue;
 		}
 		p = &w->w_pieces[np];
+		/* An OST that timed out lately is not waited for again: the slow
+		 * path decodes around it. */
 		if (want > NC_MAX_BULK || !rm_one_piece(&e->le_rep, (uint32_t)want, &ofid, &l,
 							&p->ip_ext) ||
+		    cl_ost_is_silent(fs, l.l_shards[p->ip_ext.e_stripe].ls_ost) ||
 		    cl_piece_prepare(fs, &ofid, &l, p, NC_OP_OBJ_READ)) {
 			slow[(*nslow)++] = r;
 			continue;
@@ -207,6 +211,7 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		struct cl_piece *p = &w->w_pieces[j];
 		struct nacre_read_req *r = w->w_req[w->w_piece_of[j]];
 
+		cl_ost_note_result(fs, p->ip_req.or_ost, p->ip_call.c_status);
 		if (p->ip_call.c_status) {
 			slow[(*nslow)++] = r; /* decoded there */
 			continue;

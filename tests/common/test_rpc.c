@@ -1746,6 +1746,55 @@ static void test_auth_server_proof(void)
 	close(f.fs_lfd);
 }
 
+/*
+ * A server that accepts connections and never answers (a stopped or hung
+ * process: the kernel completes the TCP handshake for it).  The handshake
+ * fails after one request timeout, not two; and a connect that failed that
+ * slowly is not tried again at once: submits during as long again fail at
+ * once with its error, then one tries again.
+ */
+static void test_mute_server(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct nc_cconn *cc;
+	struct nc_call call;
+	char addr[64];
+	int64_t t0, el;
+	int lfd;
+
+	if (!xp_is_tcp()) {
+		fprintf(stderr, "  (raw TCP server: skipped over %s)\n", xp_scheme);
+		return;
+	}
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(lfd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CU_ASSERT_FATAL(listen(lfd, 16) == 0);
+	CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0);
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
+	cc = client_new(addr, FSNAME, 1000, 400);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+	nc_call_init(&call, NC_OP_PING, NULL, 0);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -ETIMEDOUT);
+	el = now_ms() - t0;
+	CU_ASSERT(el >= 900);
+	CU_ASSERT(el < 1800);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -ETIMEDOUT);
+	CU_ASSERT(now_ms() - t0 < 300);
+	/* Held as long as the attempt took; then a new attempt. */
+	usleep((useconds_t)(el + 200) * 1000);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(nc_cconn_submit(cc, &call), -ETIMEDOUT);
+	CU_ASSERT(now_ms() - t0 >= 900);
+	nc_call_fini(&call);
+	nc_cconn_free(cc);
+	close(lfd);
+}
+
 /* Both ends speak the smaller minor version: what the client learns is
  * what it may send (a newer field to an older server is refused). */
 static void test_minor(void)
@@ -1838,6 +1887,7 @@ int main(void)
 			 test_backpressure_last_empty) ||
 	    !CU_add_test(suite, "free with calls pending", test_free_pending) ||
 	    !CU_add_test(suite, "server unreachable", test_unreachable) ||
+	    !CU_add_test(suite, "a server that never answers", test_mute_server) ||
 	    !CU_add_test(suite, "address lists", test_addr_list) ||
 	    !CU_add_test(suite, "free a server never started", test_free_unstarted) ||
 	    !CU_add_test(suite, "the smaller minor version is spoken", test_minor) ||

@@ -400,6 +400,66 @@ test_10() {
 }
 run_test 10 "a vanished OSS host's OSTs go down at the MDS and come back" test_10
 
+# nacre_read_many() (a data loader's batches) over packed small files with
+# an OSS host cut off, from client A's host through libnacre: the files
+# with bytes on its OSTs are decoded from the others.  An OST whose request
+# timed out is not asked again for a while, so the first batch waits for
+# the request timeout and the others do not (each one did, before).
+RM_FILES=640
+RM_TIMEOUT_MS=8000
+test_11_read() {
+	in_ns cla env NACRE_LIBRARY="$NACRE_BIN_DIR/.libs/libnacre.so.0" \
+		PYTHONPATH="$top_srcdir/bindings/python" PYTHONDONTWRITEBYTECODE=1 \
+		timeout 300 python3 - "$MDS_ADDR" "$FSNAME" "$KEYFILE" "$W/rm" "$RM_FILES" \
+		"$RM_TIMEOUT_MS" <<'PYEOF'
+import sys
+import nacre
+mds, fsname, keyfile, ref, n, tmo = sys.argv[1:7]
+fs = nacre.connect(mds, fsname, keyfile=keyfile, timeout_ms=int(tmo))
+names = ["s%d" % i for i in range(int(n))]
+bad = 0
+for i in range(0, len(names), 64):
+    part = names[i:i + 64]
+    got = fs.read_many(["/rm/" + x for x in part], size_hint=65536)
+    for x, b in zip(part, got):
+        with open(ref + "/" + x, "rb") as f:
+            if b != f.read():
+                bad += 1
+                print("differs:", x, b if isinstance(b, Exception) else len(b))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+test_11() {
+	local i rc=0 t took
+	if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null ||
+		[ ! -e "$NACRE_BIN_DIR/.libs/libnacre.so.0" ] || e2e_sanitized; then
+		echo "   skipped: no Python 3.9 or a sanitizer build"
+		return 0
+	fi
+	mkdir -p "$W/rm" "$MNT_A/rm"
+	in_ns cla "$NACRE" setstripe --pack "$MNT_A/rm"
+	for i in $(seq 0 $((RM_FILES - 1))); do
+		head -c $((3000 + i * 37)) /dev/urandom > "$W/rm/s$i"
+		cp -- "$W/rm/s$i" "$MNT_A/rm/s$i"
+	done
+	sync "$MNT_A"/rm/*
+	test_11_read || rc=1
+	assert_eq "$rc" 0 "the files read with every host up"
+	cut oss3
+	drop_caches || true
+	t=$SECONDS
+	test_11_read || rc=1
+	took=$((SECONDS - t))
+	restore oss3
+	echo "   $RM_FILES packed files read in batches of 64 with oss3 cut off in $took s"
+	wait_until 90 test_10_back || _e2e_assert_failed "OSTs up after oss3 returned: $(osts_up)"
+	assert_eq "$rc" 0 "the files read with oss3 cut off"
+	assert_eq "$([ "$took" -lt 40 ] && echo quick || echo "$took s")" "quick" \
+		"$((RM_FILES / 64)) batches with oss3 cut off (one request timeout is 8 s)"
+}
+run_test 11 "nacre_read_many with an OSS host cut off: one timeout, not one a batch" test_11
+
 test_9() {
 	local pid k name
 	while read -r pid k name; do

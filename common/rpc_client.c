@@ -523,40 +523,6 @@ static int cc_handshake(struct nc_cconn *cc, int fd, struct nc_connect_rep *cp)
 }
 
 /* Connect and handshake; cc_connect_lock held. */
-static int cc_connect(struct nc_cconn *cc);
-
-/*
- * A connect that failed slowly (a host that drops every packet, a server
- * that accepts and never answers) is not tried again at once: for as long
- * as it took, up to CC_HOLD_MAX_MS, submits fail at once with its error.
- * Otherwise every call queued behind it, and each of a batch of pieces
- * bound for the same OST, would wait as long again (a data loader's batch
- * of 64 small files took minutes with one OSS host cut off).  A fast
- * failure (refused: the server is restarting) is retried at once, since
- * trying costs nothing.  cc_connect_lock held.
- */
-#define CC_SLOW_CONNECT_MS 500
-#define CC_HOLD_MAX_MS 5000
-static int cc_connect_guarded(struct nc_cconn *cc)
-{
-	int64_t t0 = nc_now_ms(), took;
-	int rc;
-
-	if (t0 < cc->cc_hold_until_ms)
-		return cc->cc_hold_rc;
-	rc = cc_connect(cc);
-	took = nc_now_ms() - t0;
-	cc->cc_hold_until_ms = 0;
-	if (rc && took >= CC_SLOW_CONNECT_MS) {
-		cc->cc_hold_until_ms = nc_now_ms() + (took < CC_HOLD_MAX_MS ? took : CC_HOLD_MAX_MS);
-		cc->cc_hold_rc = rc;
-		nc_debug("rpc", "%s: connect failed after %" PRId64 " ms (%s); not tried again "
-			 "for %" PRId64 " ms", cc->cc_addr_str, took, nc_strerror(rc),
-			 cc->cc_hold_until_ms - nc_now_ms());
-	}
-	return rc;
-}
-
 static int cc_connect(struct nc_cconn *cc)
 {
 	struct nc_connect_rep cp = { 0 };
@@ -602,6 +568,38 @@ static int cc_connect(struct nc_cconn *cc)
 	cc->cc_rx_joinable = true;
 	nc_debug("rpc", "connected to %s", cc->cc_addr_str);
 	return 0;
+}
+
+/*
+ * A connect that failed slowly (a host that drops every packet, a server
+ * that accepts and never answers) is not tried again at once: for as long
+ * as it took, up to CC_HOLD_MAX_MS, submits fail at once with its error.
+ * Otherwise every call queued behind it, and each of a batch of pieces
+ * bound for the same OST, would wait as long again (a data loader's batch
+ * of 64 small files took minutes with one OSS host cut off).  A fast
+ * failure (refused: the server is restarting) is retried at once, since
+ * trying costs nothing.  cc_connect_lock held.
+ */
+#define CC_SLOW_CONNECT_MS 500
+#define CC_HOLD_MAX_MS 5000
+static int cc_connect_guarded(struct nc_cconn *cc)
+{
+	int64_t t0 = nc_now_ms(), took;
+	int rc;
+
+	if (t0 < cc->cc_hold_until_ms)
+		return cc->cc_hold_rc;
+	rc = cc_connect(cc);
+	took = nc_now_ms() - t0;
+	cc->cc_hold_until_ms = 0;
+	if (rc && took >= CC_SLOW_CONNECT_MS) {
+		cc->cc_hold_until_ms = nc_now_ms() + (took < CC_HOLD_MAX_MS ? took : CC_HOLD_MAX_MS);
+		cc->cc_hold_rc = rc;
+		nc_debug("rpc", "%s: connect failed after %" PRId64 " ms (%s); not tried again "
+			 "for %" PRId64 " ms", cc->cc_addr_str, took, nc_strerror(rc),
+			 cc->cc_hold_until_ms - nc_now_ms());
+	}
+	return rc;
 }
 
 /* Parses "a[,b...]": every address must parse; those of transports not

@@ -544,17 +544,15 @@ static void repair_summary(struct repair_run *rr)
 
 	repair_undraw(rr);
 	if (!rr->rr_ctx->cx_json) {
-		if (rr->rr_scrub && s->shards_unverified)
+		if (rr->rr_scrub) {
 			printf("scrubbed %" PRIu64 " files: %" PRIu64
-			       " corrupt chunks found, %" PRIu64 " repaired; %" PRIu64
-			       " shards not verified (their OST did not answer)\n",
-			       rr->rr_files, s->chunks_bad, s->chunks_fixed,
-			       s->shards_unverified);
-		else if (rr->rr_scrub)
-			printf("scrubbed %" PRIu64 " files: %" PRIu64
-			       " corrupt chunks found, %" PRIu64 " repaired\n",
+			       " corrupt chunks found, %" PRIu64 " repaired",
 			       rr->rr_files, s->chunks_bad, s->chunks_fixed);
-		else
+			if (s->shards_unverified)
+				printf("; %" PRIu64 " shards not verified (their OST did "
+				       "not answer)", s->shards_unverified);
+			printf("\n");
+		} else
 			printf("rebuilt %" PRIu64 " chunks in %" PRIu64
 			       " files (%" PRIu64 " stale marks cleared)\n",
 			       s->chunks_fixed, rr->rr_files,

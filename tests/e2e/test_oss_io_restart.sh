@@ -342,8 +342,8 @@ test_6()
 {
 	local d=$WORK/six rc=0
 	mkdir -p "$d" "$MNT/six"
-	mkdata "$d/old" $((9 * 1048576)) 601
-	mkdata "$d/new" $((9 * 1048576)) 602
+	mkdata "$d/old" $((9 * S)) 601
+	mkdata "$d/new" $((9 * S)) 602
 	cp "$d/old" "$MNT/six/f" && sync "$MNT/six/f" || rc=1
 	oss_stop "$VICTIM"
 	cp "$d/new" "$MNT/six/f" && sync "$MNT/six/f" || rc=1

@@ -891,6 +891,21 @@ void nc_wire_verify_rep(struct nc_xdr *x, struct nc_verify_rep *m)
 		nc_xdr_u64(x, &m->vr_bad[i]);
 }
 
+void nc_wire_watch_rep(struct nc_xdr *x, struct nc_watch_rep *m)
+{
+	nc_xdr_u32(x, &m->wr_count);
+	if (x->x_err)
+		return;
+	if (m->wr_count > NC_WATCH_MAX) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EOVERFLOW;
+		return;
+	}
+	for (uint32_t i = 0; i < m->wr_count; i++) {
+		nc_xdr_u64(x, &m->wr_start[i]);
+		nc_xdr_u64(x, &m->wr_end[i]);
+	}
+}
+
 void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m)
 {
 	nc_xdr_cred(x, &m->ss_cred);

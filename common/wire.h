@@ -45,6 +45,9 @@
  *        (pa_navoid, pa_avoid); absent when there are none, and sent
  *        only where CONNECT agreed on 1.6 (nc_cconn_peer_minor()), so a
  *        1.5 MDS never sees it.
+ *   1.7  OBJ_WATCH (or_flags: NC_WATCH_START, NC_WATCH_FETCH, NC_WATCH_STOP;
+ *        the FETCH reply is an nc_watch_rep), sent only to an OSS whose
+ *        CONNECT agreed on 1.7: a rebuild then locks one row at a time.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -56,9 +59,11 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 6
+#define NC_PROTO_MINOR 7
 /* The first minor with PACK_ALLOC's avoid list. */
 #define NC_MINOR_PACK_AVOID 6
+/* The first minor with OBJ_WATCH. */
+#define NC_MINOR_WATCH 7
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -145,6 +150,7 @@ struct nc_msg_hdr {
 	X(OBJ_LOCK, 58, 0)              \
 	X(OBJ_UNLOCK, 59, 1)            \
 	X(OBJ_VERIFY, 60, 1)            \
+	X(OBJ_WATCH, 64, 1)             \
 	X(OST_ADMIN, 61, 1)             \
 	X(POOL, 62, 0)                  \
 	X(POOL_LIST, 63, 1)             \
@@ -653,6 +659,27 @@ struct nc_obj_req {
  */
 #define NC_LOCK_LEASE_MS 30000
 
+/*
+ * OBJ_WATCH: at the OSS of a file's lock OST, a record of the row ranges
+ * that other connections lock on the file or_fid (or_ost the lock OST),
+ * from the moment it starts (oss/rowlock.h).  or_flags says what to do:
+ * START (or restart, emptied), FETCH (the reply is an nc_watch_rep; -ENOENT
+ * when the watch is gone: rows may have been written unseen) or STOP.  A
+ * watch is a lease of NC_LOCK_LEASE_MS, renewed by a FETCH and by each
+ * lock the same connection takes on the file; it ends with the connection.
+ */
+#define NC_WATCH_START 1u
+#define NC_WATCH_FETCH 2u
+#define NC_WATCH_STOP 3u
+#define NC_WATCH_MAX 32
+
+/* OBJ_WATCH FETCH reply: rows [wr_start[i], wr_end[i]) for i < wr_count. */
+struct nc_watch_rep {
+	uint32_t wr_count;
+	uint64_t wr_start[NC_WATCH_MAX];
+	uint64_t wr_end[NC_WATCH_MAX];
+};
+
 /* OBJ_VERIFY reply: offsets of checksum blocks that failed (at most
  * NC_VERIFY_MAX; vr_more set when there were more). */
 struct nc_verify_rep {
@@ -757,6 +784,7 @@ void nc_wire_bytes_rep(struct nc_xdr *x, struct nc_bytes_rep *m);
 void nc_wire_obj_req(struct nc_xdr *x, struct nc_obj_req *m);
 void nc_wire_obj_rep(struct nc_xdr *x, struct nc_obj_rep *m);
 void nc_wire_verify_rep(struct nc_xdr *x, struct nc_verify_rep *m);
+void nc_wire_watch_rep(struct nc_xdr *x, struct nc_watch_rep *m);
 void nc_wire_shard_req(struct nc_xdr *x, struct nc_shard_req *m);
 void nc_wire_ost_admin_req(struct nc_xdr *x, struct nc_ost_admin_req *m);
 void nc_wire_pool_req(struct nc_xdr *x, struct nc_pool_req *m);

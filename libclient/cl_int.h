@@ -362,6 +362,10 @@ int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_
 int cl_refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
 void cl_unlock_rows(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint64_t r0,
 		    uint64_t nrows);
+/* OBJ_WATCH at @ost: NC_WATCH_START, NC_WATCH_FETCH (into @rep) or
+ * NC_WATCH_STOP; -EOPNOTSUPP from an OSS older than protocol 1.7. */
+int cl_watch(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint32_t action,
+	     struct nc_watch_rep *rep);
 int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
 		 struct nc_layout *l, uint32_t stripe, uint32_t set, uint32_t clear);
 

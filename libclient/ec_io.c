@@ -483,6 +483,29 @@ void cl_unlock_rows(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost,
 		cl_rpc_once(cc, NC_OP_OBJ_UNLOCK, (nc_xdr_fn)nc_wire_obj_req, &o);
 }
 
+/*
+ * Starts, fetches (into @rep) or stops the watch on @fid at @ost (wire.h,
+ * OBJ_WATCH), once, without retries.  -EOPNOTSUPP where that OSS speaks a
+ * protocol older than the watch.
+ */
+int cl_watch(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint32_t action,
+	     struct nc_watch_rep *rep)
+{
+	struct nc_obj_req o = { .or_ost = ost, .or_flags = action, .or_fid = *fid };
+	struct nc_cconn *cc;
+	int rc;
+
+	rc = cl_ost_conn(fs, ost, &cc);
+	if (rc)
+		return rc;
+	if (nc_cconn_peer_minor(cc) < NC_MINOR_WATCH)
+		return -EOPNOTSUPP;
+	if (action == NC_WATCH_FETCH)
+		return cl_rpc_once_rep(cc, NC_OP_OBJ_WATCH, (nc_xdr_fn)nc_wire_obj_req, &o,
+				       (nc_xdr_fn)nc_wire_watch_rep, rep);
+	return cl_rpc_once(cc, NC_OP_OBJ_WATCH, (nc_xdr_fn)nc_wire_obj_req, &o);
+}
+
 /* ---- stale marks ---- */
 
 int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,

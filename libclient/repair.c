@@ -2,13 +2,17 @@
 /*
  * Repair of erasure-coded files: rebuild (stale shards, or every shard on a
  * replaced OST) and scrub (checksums verified on the OSTs, corrupt chunks
- * rewritten).  Both hold a lock over the whole file while they run, renewed
- * as they go, so no writer changes a row behind their back; the stale marks
- * are cleared only once every row of the shard has been rewritten.  A
- * rebuild runs beside writers (the MDS's catch-up rebuild does), so once
- * it holds the lock it takes the stale marks afresh from the MDS and
- * rebuilds every row the objects hold, not only those under the size it
- * opened the file with: a writer's data lands before its size update.
+ * rewritten).  Neither lets a writer change a row behind its back, and the
+ * stale marks are cleared only once every row of the shard has been
+ * rewritten.  A scrub holds a lock over the whole file while it runs,
+ * renewed as it goes.  A rebuild holds it at its start and its end only:
+ * in between it locks one row at a time while the lock OST watches which
+ * rows writers lock (OBJ_WATCH), and at the end it rebuilds those rows
+ * again (docs/design.md, "A rebuild locks one row at a time").  A rebuild
+ * runs beside writers (the MDS's catch-up rebuild does), so once it holds
+ * the lock it takes the stale marks afresh from the MDS and rebuilds every
+ * row the objects hold, not only those under the size it opened the file
+ * with: a writer's data lands before its size update.
  * A packed file is repaired as its pack (FID (NC_PACK_FID_SEQ, id), which
  * may also be named directly): the pack holds its bytes and its marks, and
  * appenders lock the pack's rows.
@@ -44,6 +48,7 @@ struct repair {
 };
 
 static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip);
+static int repair_refresh_marks(struct repair *rp);
 
 /*
  * The file's layout and rows (from its size), or, for a packed file or a
@@ -119,6 +124,13 @@ static void repair_unlock(struct repair *rp)
 	if (rp->rp_locked)
 		cl_unlock_rows(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, 0, CL_ALL_ROWS);
 	rp->rp_locked = false;
+}
+
+/* Starts, fetches (into @rep) or stops the watch on the file at its lock
+ * OST (the one the whole-file lock was last taken at). */
+static int repair_watch(struct repair *rp, uint32_t action, struct nc_watch_rep *rep)
+{
+	return cl_watch(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, action, rep);
 }
 
 /*
@@ -274,6 +286,118 @@ static void repair_targets(const struct repair *rp, uint32_t ost, uint64_t *stal
 }
 
 /*
+ * Regenerates @row holding the lock on that row alone, which also renews
+ * the watch at @watch_ost.  *@moved is set when the lock was taken
+ * elsewhere (that OST did not answer): writers locking there were not
+ * watched.
+ */
+static int repair_row_locked(struct repair *rp, uint64_t row, uint64_t targets,
+			     uint32_t watch_ost, bool *moved)
+{
+	uint32_t ost;
+	int rc;
+
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, &ost);
+	if (rc)
+		return rc;
+	if (ost != watch_ost)
+		*moved = true;
+	rc = repair_row(rp, row, targets);
+	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, ost, row, 1);
+	return rc;
+}
+
+/* Sorts @n ranges [lo[i], hi[i]) by start and merges those that overlap
+ * or touch; returns how many remain. */
+static uint32_t repair_ranges_merge(uint64_t *lo, uint64_t *hi, uint32_t n)
+{
+	uint32_t out = 0;
+
+	for (uint32_t i = 1; i < n; i++)        /* insertion sort: n <= 33 */
+		for (uint32_t j = i; j > 0 && lo[j] < lo[j - 1]; j--) {
+			uint64_t t = lo[j];
+
+			lo[j] = lo[j - 1];
+			lo[j - 1] = t;
+			t = hi[j];
+			hi[j] = hi[j - 1];
+			hi[j - 1] = t;
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		if (out && lo[i] <= hi[out - 1]) {
+			if (hi[i] > hi[out - 1])
+				hi[out - 1] = hi[i];
+			continue;
+		}
+		lo[out] = lo[i];
+		hi[out] = hi[i];
+		out++;
+	}
+	return out;
+}
+
+/*
+ * The end of a rebuild that locked one row at a time, with the whole file
+ * locked again: redoes every row a writer locked during the pass (the
+ * watch's record), and the rows added past those the pass knew of, under
+ * stale marks taken afresh (a shard a writer failed meanwhile is no
+ * source; it stays marked).  A watch that is gone, or a pass whose locks
+ * moved to another OST, may have missed writers: then every row is done
+ * again, as a rebuild holding the whole file would have.  *@rows becomes
+ * the rows the rebuilt shards must keep (for repair_cut()): those the
+ * file had at the start up to the first row anyone locked, and from
+ * there on what the objects hold now (a truncation may have cut them).
+ * The rows redone are counted in *@redone.
+ */
+static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t watch_ost,
+			       bool moved, uint64_t *rows, uint64_t *redone)
+{
+	struct nc_watch_rep *rep = calloc(1, sizeof(*rep));
+	uint64_t lo[NC_WATCH_MAX + 1], hi[NC_WATCH_MAX + 1], stored, first;
+	uint32_t n;
+	int rc;
+
+	if (!rep)
+		return -ENOMEM;
+	rc = moved || rp->rp_lock_ost != watch_ost ? -ENOENT :
+						     repair_watch(rp, NC_WATCH_FETCH, rep);
+	if (rc) {
+		nc_info("client", "rebuild of " NC_FID_FMT ": writers were not all seen (%s): "
+			"every row again", NC_FID_ARGS(&rp->rp_fid), nc_strerror(rc));
+		rep->wr_count = 1;
+		rep->wr_start[0] = 0;
+		rep->wr_end[0] = CL_ALL_ROWS;
+	}
+	repair_watch(rp, NC_WATCH_STOP, NULL);
+	rc = repair_refresh_marks(rp);
+	if (rc)
+		goto out;
+	stored = repair_rows_stored(rp, targets);
+	first = *rows;
+	for (n = 0; n < rep->wr_count; n++) {
+		lo[n] = rep->wr_start[n];
+		hi[n] = rep->wr_end[n];
+		if (lo[n] < first)
+			first = lo[n];
+	}
+	lo[n] = *rows;
+	hi[n++] = CL_ALL_ROWS;
+	n = repair_ranges_merge(lo, hi, n);
+	for (uint32_t i = 0; !rc && i < n; i++)
+		for (uint64_t row = lo[i]; !rc && row < hi[i] && row < stored; row++) {
+			rc = repair_lock(rp);
+			if (!rc)
+				rc = repair_row(rp, row, targets);
+			if (!rc)
+				(*redone)++;
+		}
+	*rows = stored > first ? stored : first;
+out:
+	free(rep);
+	return rc;
+}
+
+/*
  * Takes the stale marks of the file from the MDS once its lock is held: a
  * writer may have marked another shard between the open and the lock, and
  * a shard marked stale must be neither a source nor left as it is.
@@ -303,7 +427,9 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 				nacre_progress_fn cb, void *arg, struct nacre_repair_stats *st)
 {
 	struct repair *rp = malloc(sizeof(*rp));
-	uint64_t targets = 0, stale = 0, extra = 0;
+	uint64_t targets = 0, stale = 0, extra = 0, cut;
+	bool by_rows = false, moved = false;
+	uint32_t watch_ost = 0;
 	int rc;
 
 	if (!rp)
@@ -330,10 +456,22 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		repair_targets(rp, ost, &stale, &targets);
 		targets |= before; /* a mark cleared meanwhile: rewriting is harmless */
 	}
+	/* Where the lock OST keeps a watch, the pass locks one row at a time
+	 * and writers of the file go on meanwhile; the rows they lock are
+	 * redone at the end, under the whole-file lock again. */
+	if (!rc && repair_watch(rp, NC_WATCH_START, NULL) == 0) {
+		by_rows = true;
+		watch_ost = rp->rp_lock_ost;
+		repair_unlock(rp);
+	}
 	for (uint64_t row = 0; !rc && row < rp->rp_rows; row++) {
-		rc = repair_lock(rp);
-		if (!rc)
-			rc = repair_row(rp, row, targets);
+		if (by_rows) {
+			rc = repair_row_locked(rp, row, targets, watch_ost, &moved);
+		} else {
+			rc = repair_lock(rp);
+			if (!rc)
+				rc = repair_row(rp, row, targets);
+		}
 		if (rc)
 			break;
 		rp->rp_st.rows++;
@@ -341,8 +479,14 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, 1);
 		repair_progress(rp, row + 1);
 	}
+	cut = rp->rp_rows;
+	if (!rc && by_rows) {
+		rc = repair_lock(rp);
+		if (!rc)
+			rc = repair_redo_watched(rp, targets, watch_ost, moved, &cut, &extra);
+	}
 	/* Under the lock no writer adds rows: those written before it count. */
-	for (uint64_t row = rp->rp_rows, end = rc ? 0 : repair_rows_stored(rp, targets);
+	for (uint64_t row = rp->rp_rows, end = rc || by_rows ? 0 : repair_rows_stored(rp, targets);
 	     !rc && row < end; row++) {
 		rc = repair_lock(rp);
 		if (!rc)
@@ -350,10 +494,12 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		if (!rc)
 			extra++;
 	}
+	if (!by_rows)
+		cut += extra;
 	if (!rc)
 		rc = repair_lock(rp);
 	if (!rc)
-		rc = repair_cut(rp, targets, rp->rp_rows + extra);
+		rc = repair_cut(rp, targets, cut);
 	/* Rows a failure left undone are no longer pending. */
 	cl_uncount(fs, CL_CTR_REBUILD_ROWS_PENDING, rp->rp_rows - rp->rp_st.rows);
 	cl_count(fs, CL_CTR_REBUILD_ROWS, extra);

@@ -31,8 +31,22 @@ struct oss_lock {
 	struct oss_lock *lk_next;
 };
 
+/* A watch (see rowlock.h): ranges other owners locked on lw_fid. */
+struct oss_watch {
+	struct nc_fid lw_fid;
+	uint64_t lw_owner;
+	int64_t lw_expires_ms;
+	uint32_t lw_n;
+	uint64_t lw_start[OSS_WATCH_RANGES];
+	uint64_t lw_end[OSS_WATCH_RANGES];      /* exclusive */
+	struct oss_watch *lw_next;
+};
+
 struct oss_locks {
 	pthread_mutex_t ls_mutex;
+	/* Few at a time (one per file being rebuilt): a list. */
+	struct oss_watch *ls_watches;
+	uint32_t ls_nwatches;
 	uint32_t ls_max;
 	uint32_t ls_count;              /* entries, expired ones included */
 	/* No entry expires before this: a full table is only swept for
@@ -148,6 +162,16 @@ int oss_locks_new(uint32_t max, struct oss_locks **out)
 	return 0;
 }
 
+/* Unlinks the watch *@pp (advancing *@pp to the next one) and frees it. */
+static void oss_watch_unlink(struct oss_locks *ls, struct oss_watch **pp)
+{
+	struct oss_watch *w = *pp;
+
+	*pp = w->lw_next;
+	free(w);
+	ls->ls_nwatches--;
+}
+
 void oss_locks_free(struct oss_locks *ls)
 {
 	if (!ls)
@@ -155,6 +179,8 @@ void oss_locks_free(struct oss_locks *ls)
 	for (int i = 0; i < OSS_LOCK_BUCKETS; i++)
 		while (ls->ls_buckets[i])
 			oss_lock_unlink(ls, &ls->ls_buckets[i]);
+	while (ls->ls_watches)
+		oss_watch_unlink(ls, &ls->ls_watches);
 	pthread_mutex_destroy(&ls->ls_mutex);
 	free(ls);
 }
@@ -217,6 +243,176 @@ static int oss_lock_try_locked(struct oss_locks *ls, const struct nc_fid *fid,
 	return 0;
 }
 
+/* Adds [start, end) to @w's ranges, merged with those it overlaps or
+ * touches; when there is no room, all of them become one. */
+static void oss_watch_add(struct oss_watch *w, uint64_t start, uint64_t end)
+{
+	uint32_t i = 0;
+
+	while (i < w->lw_n) {
+		if (w->lw_start[i] > end || start > w->lw_end[i]) {
+			i++;
+			continue;
+		}
+		if (w->lw_start[i] < start)
+			start = w->lw_start[i];
+		if (w->lw_end[i] > end)
+			end = w->lw_end[i];
+		w->lw_n--;
+		w->lw_start[i] = w->lw_start[w->lw_n];
+		w->lw_end[i] = w->lw_end[w->lw_n];
+	}
+	if (w->lw_n == OSS_WATCH_RANGES) {
+		for (i = 0; i < w->lw_n; i++) {
+			if (w->lw_start[i] < start)
+				start = w->lw_start[i];
+			if (w->lw_end[i] > end)
+				end = w->lw_end[i];
+		}
+		w->lw_n = 0;
+	}
+	w->lw_start[w->lw_n] = start;
+	w->lw_end[w->lw_n] = end;
+	w->lw_n++;
+}
+
+/*
+ * Called with the mutex held, after [start, end) of @fid was granted to
+ * @owner: every other owner's watch on @fid records it, @owner's own
+ * watch lives on until at least @expires.  Expired watches are freed.
+ */
+static void oss_watch_note(struct oss_locks *ls, const struct nc_fid *fid, uint64_t start,
+			   uint64_t end, uint64_t owner, int64_t now, int64_t expires)
+{
+	struct oss_watch **pp = &ls->ls_watches;
+
+	while (*pp) {
+		struct oss_watch *w = *pp;
+
+		if (w->lw_expires_ms <= now) {
+			oss_watch_unlink(ls, pp);
+			continue;
+		}
+		if (oss_fid_eq(&w->lw_fid, fid)) {
+			if (w->lw_owner != owner)
+				oss_watch_add(w, start, end);
+			else if (w->lw_expires_ms < expires)
+				w->lw_expires_ms = expires;
+		}
+		pp = &w->lw_next;
+	}
+}
+
+/* @owner's unexpired watch on @fid, or NULL; expired ones are freed. */
+static struct oss_watch **oss_watch_find(struct oss_locks *ls, const struct nc_fid *fid,
+					 uint64_t owner, int64_t now)
+{
+	struct oss_watch **pp = &ls->ls_watches;
+
+	while (*pp) {
+		struct oss_watch *w = *pp;
+
+		if (w->lw_expires_ms <= now) {
+			oss_watch_unlink(ls, pp);
+			continue;
+		}
+		if (oss_fid_eq(&w->lw_fid, fid) && w->lw_owner == owner)
+			return pp;
+		pp = &w->lw_next;
+	}
+	return NULL;
+}
+
+int oss_watch_start(struct oss_locks *ls, const struct nc_fid *fid, uint64_t owner,
+		    uint32_t lease_ms)
+{
+	struct oss_watch **pp, *w;
+	int64_t now;
+	int ret = 0;
+
+	if (lease_ms == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&ls->ls_mutex);
+	now = nc_now_ms();
+	pp = oss_watch_find(ls, fid, owner, now);
+	if (pp) {
+		w = *pp;
+	} else if (ls->ls_nwatches >= OSS_WATCHES_MAX) {
+		ret = -ENOSPC;
+		goto out;
+	} else {
+		w = malloc(sizeof(*w));
+		if (!w) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		w->lw_fid = *fid;
+		w->lw_owner = owner;
+		w->lw_next = ls->ls_watches;
+		ls->ls_watches = w;
+		ls->ls_nwatches++;
+	}
+	w->lw_n = 0;
+	w->lw_expires_ms = now + lease_ms;
+out:
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return ret;
+}
+
+int oss_watch_fetch(struct oss_locks *ls, const struct nc_fid *fid, uint64_t owner,
+		    uint32_t lease_ms, uint64_t *start, uint64_t *end, uint32_t max,
+		    uint32_t *n)
+{
+	struct oss_watch **pp;
+	int64_t now;
+	int ret = 0;
+
+	*n = 0;
+	if (max == 0 || lease_ms == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&ls->ls_mutex);
+	now = nc_now_ms();
+	pp = oss_watch_find(ls, fid, owner, now);
+	if (!pp) {
+		ret = -ENOENT;
+		goto out;
+	}
+	for (uint32_t i = 0; i < (*pp)->lw_n; i++) {
+		uint32_t j = i < max ? i : max - 1;
+
+		if (j < *n) {   /* merged into the last one given */
+			if ((*pp)->lw_start[i] < start[j])
+				start[j] = (*pp)->lw_start[i];
+			if ((*pp)->lw_end[i] > end[j])
+				end[j] = (*pp)->lw_end[i];
+			continue;
+		}
+		start[j] = (*pp)->lw_start[i];
+		end[j] = (*pp)->lw_end[i];
+		*n = j + 1;
+	}
+	if ((*pp)->lw_expires_ms < now + lease_ms)
+		(*pp)->lw_expires_ms = now + lease_ms;
+out:
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return ret;
+}
+
+int oss_watch_stop(struct oss_locks *ls, const struct nc_fid *fid, uint64_t owner)
+{
+	struct oss_watch **pp;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&ls->ls_mutex);
+	pp = oss_watch_find(ls, fid, owner, nc_now_ms());
+	if (pp) {
+		oss_watch_unlink(ls, pp);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&ls->ls_mutex);
+	return ret;
+}
+
 int oss_lock_try(struct oss_locks *ls, const struct nc_fid *fid,
 		 uint64_t start, uint64_t count, uint64_t owner,
 		 uint32_t lease_ms)
@@ -234,6 +430,8 @@ int oss_lock_try(struct oss_locks *ls, const struct nc_fid *fid,
 	now = nc_now_ms();
 	ret = oss_lock_try_locked(ls, fid, start, end, owner, now,
 				  now + lease_ms);
+	if (ret == 0 && ls->ls_watches)
+		oss_watch_note(ls, fid, start, end, owner, now, now + lease_ms);
 	pthread_mutex_unlock(&ls->ls_mutex);
 	return ret;
 }
@@ -307,6 +505,12 @@ uint32_t oss_lock_release_owner(struct oss_locks *ls, uint64_t owner)
 	int64_t now;
 
 	pthread_mutex_lock(&ls->ls_mutex);
+	for (struct oss_watch **wp = &ls->ls_watches; *wp;) {
+		if ((*wp)->lw_owner == owner)
+			oss_watch_unlink(ls, wp);
+		else
+			wp = &(*wp)->lw_next;
+	}
 	/* Most connections (data clients) never lock anything. */
 	if (ls->ls_count == 0)
 		goto out_unlock;

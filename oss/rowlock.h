@@ -55,9 +55,42 @@ int oss_lock_try(struct oss_locks *locks, const struct nc_fid *fid,
 int oss_lock_release(struct oss_locks *locks, const struct nc_fid *fid,
 		     uint64_t start, uint64_t count, uint64_t owner);
 
-/* Drops every lock of @owner (its connection closed); returns how many
- * ranges it held. */
+/* Drops every lock and watch of @owner (its connection closed); returns
+ * how many lock ranges it held. */
 uint32_t oss_lock_release_owner(struct oss_locks *locks, uint64_t owner);
+
+/*
+ * Watches.  A rebuild that locks one row at a time rather than the whole
+ * file must learn which rows writers locked while it ran: it may have
+ * passed a row before a writer rewrote it (skipping the shard being
+ * rebuilt, which is marked stale).  A watch on a file belongs to an owner,
+ * as a lock does, and records every range granted to any *other* owner on
+ * that file from its start on.  It is a lease too, renewed by its start,
+ * by each fetch and by every lock its owner takes on the file, and it goes
+ * with its owner's connection.  Beyond OSS_WATCH_RANGES ranges, all of
+ * them merge into one that covers them: the rebuild then redoes more
+ * rows, never fewer.  At most OSS_WATCHES_MAX watches at once (-ENOSPC).
+ */
+#define OSS_WATCH_RANGES 32
+#define OSS_WATCHES_MAX 4096
+
+/* Starts (or restarts, emptied) @owner's watch on @fid for @lease_ms. */
+int oss_watch_start(struct oss_locks *locks, const struct nc_fid *fid, uint64_t owner,
+		    uint32_t lease_ms);
+
+/*
+ * The ranges @owner's watch on @fid recorded, [start[i], end[i]) for i below
+ * *n, at most @max of them (more are merged into the last), and renews it
+ * for @lease_ms.  -ENOENT when there is no such watch (never started,
+ * expired, or dropped with a connection): rows may have been written
+ * unseen.
+ */
+int oss_watch_fetch(struct oss_locks *locks, const struct nc_fid *fid, uint64_t owner,
+		    uint32_t lease_ms, uint64_t *start, uint64_t *end, uint32_t max,
+		    uint32_t *n);
+
+/* Ends @owner's watch on @fid: 0, or -ENOENT when it had none. */
+int oss_watch_stop(struct oss_locks *locks, const struct nc_fid *fid, uint64_t owner);
 
 /* Number of unexpired ranges held (statistics and tests). */
 uint32_t oss_locks_held(struct oss_locks *locks);

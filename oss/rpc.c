@@ -140,6 +140,45 @@ static void obj_unlock(struct nc_req *req, struct oss_server *oss, const struct 
 	reply_rc(req, rc);
 }
 
+/* OBJ_WATCH: the rows other connections lock on or_fid while a rebuild
+ * runs (or_flags: start, fetch, stop). */
+static void obj_watch(struct nc_req *req, struct oss_server *oss, const struct nc_obj_req *o)
+{
+	struct oss_locks *locks = oss_server_locks(oss);
+	uint64_t owner = nc_srv_conn_id(req->rq_conn);
+	struct nc_watch_rep rep = { 0 };
+	uint8_t buf[8 + NC_WATCH_MAX * 16];
+	struct nc_xdr x;
+	int rc;
+
+	switch (o->or_flags) {
+	case NC_WATCH_START:
+		rc = oss_watch_start(locks, &o->or_fid, owner, NC_LOCK_LEASE_MS);
+		if (rc == -ENOSPC)
+			nc_warn("oss", "req %" PRIu64 " from %s: watch table full",
+				req->rq_hdr.mh_reqid, req->rq_peer);
+		reply_rc(req, rc);
+		return;
+	case NC_WATCH_STOP:
+		reply_rc(req, oss_watch_stop(locks, &o->or_fid, owner));
+		return;
+	case NC_WATCH_FETCH:
+		break;
+	default:
+		nc_req_reply_err(req, -EINVAL);
+		return;
+	}
+	rc = oss_watch_fetch(locks, &o->or_fid, owner, NC_LOCK_LEASE_MS, rep.wr_start,
+			     rep.wr_end, NC_WATCH_MAX, &rep.wr_count);
+	if (rc) {
+		nc_req_reply_err(req, rc);
+		return;
+	}
+	nc_xdr_init_encode(&x, buf, sizeof(buf));
+	nc_wire_watch_rep(&x, &rep);
+	nc_req_reply(req, 0, buf, (uint32_t)x.x_pos, NULL, 0);
+}
+
 /* The number of bad blocks found (0 on error too). */
 static uint32_t obj_verify(struct nc_req *req, struct oss_ost *ost, const struct nc_obj_req *o)
 {
@@ -180,8 +219,8 @@ void oss_handle(struct nc_req *req, void *arg)
 	struct nc_xdr x;
 	int rc;
 
-	/* Every OSS opcode carries an nc_obj_req (they are contiguous). */
-	if (op < NC_OP_OBJ_READ || op > NC_OP_OBJ_VERIFY) {
+	/* Every OSS opcode carries an nc_obj_req (contiguous, but OBJ_WATCH). */
+	if ((op < NC_OP_OBJ_READ || op > NC_OP_OBJ_VERIFY) && op != NC_OP_OBJ_WATCH) {
 		nc_req_reply_err(req, -EOPNOTSUPP);
 		return;
 	}
@@ -237,6 +276,9 @@ void oss_handle(struct nc_req *req, void *arg)
 		break;
 	case NC_OP_OBJ_UNLOCK:
 		obj_unlock(req, oss, &o);
+		break;
+	case NC_OP_OBJ_WATCH:
+		obj_watch(req, oss, &o);
 		break;
 	case NC_OP_OBJ_VERIFY:
 		oss_metrics_verify(oss_server_metrics(oss), obj_verify(req, ost, &o));

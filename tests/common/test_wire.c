@@ -916,6 +916,29 @@ static bool eq_verify_rep(const void *pa, const void *pb)
 	return true;
 }
 
+static void fill_watch_rep(void *p)
+{
+	struct nc_watch_rep *m = p;
+
+	m->wr_count = 2;
+	m->wr_start[0] = 3;
+	m->wr_end[0] = 5;
+	m->wr_start[1] = 0x100000000ull;
+	m->wr_end[1] = 0x4000000000000000ull;
+}
+
+static bool eq_watch_rep(const void *pa, const void *pb)
+{
+	const struct nc_watch_rep *a = pa, *b = pb;
+
+	FEQ(a, b, wr_count);
+	for (uint32_t i = 0; i < a->wr_count && i < NC_WATCH_MAX; i++) {
+		FEQ(a, b, wr_start[i]);
+		FEQ(a, b, wr_end[i]);
+	}
+	return true;
+}
+
 /* A swap to a layout whose objects have a FID of their own (1.3): the
  * data version, a template of 2+1 over 3 and two excluded OSTs. */
 static void fill_migrate_req(void *p)
@@ -1085,6 +1108,7 @@ CODEC(obj_req, struct nc_obj_req)
 CODEC(obj_rep, struct nc_obj_rep)
 CODEC(shard_req, struct nc_shard_req)
 CODEC(verify_rep, struct nc_verify_rep)
+CODEC(watch_rep, struct nc_watch_rep)
 CODEC(migrate_req, struct nc_migrate_req)
 CODEC(pack_alloc, struct nc_pack_alloc)
 CODEC(changelog_req, struct nc_changelog_req)
@@ -1143,6 +1167,7 @@ static const struct shape shapes[] = {
 	SHAPE(obj_rep, struct nc_obj_rep),
 	SHAPE(shard_req, struct nc_shard_req),
 	SHAPE(verify_rep, struct nc_verify_rep),
+	SHAPE(watch_rep, struct nc_watch_rep),
 	SHAPE(migrate_req, struct nc_migrate_req),
 	/* its avoid list (count and 2 OSTs) is optional */
 	{ "pack_alloc", sizeof(struct nc_pack_alloc), fill_pack_alloc, codec_pack_alloc,

@@ -558,4 +558,93 @@ test_14()
 }
 run_test 14 "scrub and rebuild with an OSS down: passed over at once, said plainly" test_14
 
+# stop_when_grown PID FILE SIZE: stops (SIGSTOP) process PID as soon as FILE
+# holds at least SIZE bytes; prints FILE's size then.  Fails after 60 s.
+stop_when_grown()
+{
+	python3 - "$@" <<'PYEOF'
+import os, signal, sys, time
+pid, path, size = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    try:
+        if os.stat(path).st_size >= size:
+            os.kill(pid, signal.SIGSTOP)
+            print(os.stat(path).st_size)
+            sys.exit(0)
+    except FileNotFoundError:
+        pass
+    time.sleep(0.001)
+sys.exit("%s did not reach %d bytes" % (path, size))
+PYEOF
+}
+
+# write_rows FILE ROW...: writes a whole row (4 chunks) of fresh bytes at
+# each ROW of FILE and fsyncs it; the same bytes for the same ROW.
+write_rows()
+{
+	python3 - "$S" "$@" <<'PYEOF'
+import os, random, sys
+chunk, path, rows = int(sys.argv[1]), sys.argv[2], [int(r) for r in sys.argv[3:]]
+fd = os.open(path, os.O_WRONLY)
+for r in rows:
+    os.pwrite(fd, random.Random(1500 + r).randbytes(4 * chunk), r * 4 * chunk)
+os.fsync(fd)
+os.close(fd)
+PYEOF
+}
+
+# A rebuild locks one row at a time, so a writer of its file goes on
+# meanwhile (before, it waited for the whole rebuild, or gave up with
+# EDEADLK after 60 s); the rows written while it runs, behind it and ahead
+# of it, are rebuilt as well before the stale mark goes.  The rebuild is
+# stopped (SIGSTOP) a few rows in, while the writer runs.
+test_15()
+{
+	local f=$MNT/ec/busy rows=64 obj pid at rc=0 wrc=0 t0 took last
+	last=$((rows - 1))
+	mkdir -p "$MNT/ec"
+	mkdata "$WORK/busy" $((rows * 4 * S)) 15
+	: > "$f"
+	oss_stop 2
+	dd if="$WORK/busy" of="$f" bs=4M conv=fsync status=none || rc=$?
+	oss_start 2
+	assert_eq "$rc" "0" "writing with one OSS down"
+	assert_eq "$(stale_count "$f")" "1" "stale shards before the rebuild"
+	obj=$(shard_objects "$f" | awk '$2 == 2 { print $3 }')
+	"$NACRE" --json rebuild "$f" > "$WORK/15.json" &
+	pid=$!
+	at=$(stop_when_grown "$pid" "$obj" $((2 * S))) || rc=$?
+	if [ "$rc" != 0 ]; then
+		kill -CONT "$pid" 2> /dev/null
+		wait "$pid"
+		_e2e_assert_failed "the rebuild did not get going"
+	fi
+	echo "rebuild stopped with $at bytes of the shard on OST 2 written"
+	t0=$SECONDS
+	timeout 25 bash -c "$(declare -f write_rows); S=$S write_rows '$f' 0 $last" || wrc=$?
+	took=$((SECONDS - t0))
+	kill -CONT "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$WORK/15.json"
+	write_rows "$WORK/busy" 0 "$last"
+	assert_eq "$wrc" "0" "the writer's exit status while the rebuild was stopped (124: it waited)"
+	assert_eq "$([ "$at" -lt $(((last - 1) * S)) ] && echo behind)" "behind" \
+		"the rebuild was stopped before the last row"
+	assert_eq "$rc" "0" "the rebuild's exit status"
+	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/15.json")" "1" "stale marks cleared"
+	assert_eq "$(jget 'd["rows"] >= 66' < "$WORK/15.json")" "true" \
+		"rows rebuilt: every row, and the two the writer wrote once more"
+	assert_all_ok "$f"
+	echo "the writer took $took s"
+	# The rebuilt shard is now needed: two others stop.
+	oss_stop 3 4
+	rc=0
+	cmp_uncached "$WORK/busy" "$f" || rc=1
+	oss_start 3 4
+	assert_eq "$rc" "0" "the file read with OSS 3 and 4 down after the rebuild"
+}
+run_test 15 "a rebuild lets writers of its file go on, and rebuilds what they wrote" test_15
+
 finish

@@ -64,6 +64,7 @@ CODEC(bytes_rep, struct nc_bytes_rep)
 CODEC(obj_req, struct nc_obj_req)
 CODEC(obj_rep, struct nc_obj_rep)
 CODEC(verify_rep, struct nc_verify_rep)
+CODEC(watch_rep, struct nc_watch_rep)
 CODEC(shard_req, struct nc_shard_req)
 CODEC(ost_admin_req, struct nc_ost_admin_req)
 CODEC(pool_req, struct nc_pool_req)
@@ -146,6 +147,8 @@ static const struct fz_shape fz_shapes[] = {
 	SHAPE(pool_req, struct nc_pool_req),
 	SHAPE(pool_info, struct nc_pool_info),
 	SHAPE(pool_list_rep, struct nc_pool_list_rep),
+	/* Appended: a shape's index is the first byte of its seeds. */
+	SHAPE(watch_rep, struct nc_watch_rep),
 };
 #define FZ_NSHAPES (sizeof(fz_shapes) / sizeof(fz_shapes[0]))
 

@@ -239,6 +239,117 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Fetches owner @o's watch on @fid into lo/hi; returns the count, or
+ * -errno. */
+static int fetch(struct oss_locks *ls, const struct nc_fid *fid, uint64_t o, uint64_t *lo,
+		 uint64_t *hi, uint32_t max)
+{
+	uint32_t n = 99;
+	int rc = oss_watch_fetch(ls, fid, o, LEASE, lo, hi, max, &n);
+
+	return rc ? rc : (int)n;
+}
+
+static void test_watch_records(void)
+{
+	struct oss_locks *ls = new_locks(0);
+	uint64_t lo[OSS_WATCH_RANGES], hi[OSS_WATCH_RANGES];
+
+	/* Granted before the watch starts: not recorded. */
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 0, 1, 2, LEASE), 0);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), -ENOENT);
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, LEASE), 0);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 0);
+	/* The owner's own locks, other files and refused locks are not. */
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 5, 1, 1, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_b, 7, 1, 2, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 5, 1, 3, LEASE), -EAGAIN);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 0);
+	/* Other owners' grants are, merged where they overlap or touch. */
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 10, 2, 2, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 12, 3, 3, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 40, 1, 3, LEASE), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 2);
+	CU_ASSERT(lo[0] == 10 && hi[0] == 15 && lo[1] == 40 && hi[1] == 41);
+	/* A release does not take a range out of the record. */
+	CU_ASSERT_EQUAL(oss_lock_release(ls, &fid_a, 40, 1, 3), 0);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 2);
+	/* A second watcher sees only what came after its start. */
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 4, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 100, 1, 2, LEASE), 0);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 4, lo, hi, OSS_WATCH_RANGES), 1);
+	CU_ASSERT(lo[0] == 100 && hi[0] == 101);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 3);
+	/* A restart empties it; a stop ends it. */
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, LEASE), 0);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 0);
+	CU_ASSERT_EQUAL(oss_watch_stop(ls, &fid_a, 1), 0);
+	CU_ASSERT_EQUAL(oss_watch_stop(ls, &fid_a, 1), -ENOENT);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), -ENOENT);
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 4, lo, hi, 0), -EINVAL);
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, 0), -EINVAL);
+	oss_locks_free(ls);     /* with watch 4 still there: freed too */
+}
+
+/* More ranges than a watch holds merge into one covering all of them; a
+ * fetch with less room merges the rest into its last range. */
+static void test_watch_overflow(void)
+{
+	struct oss_locks *ls = new_locks(0);
+	uint64_t lo[OSS_WATCH_RANGES], hi[OSS_WATCH_RANGES];
+	int n;
+
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, LEASE), 0);
+	for (uint64_t i = 0; i < OSS_WATCH_RANGES; i++)
+		CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 10 * i + 3, 1, 2, LEASE), 0);
+	n = fetch(ls, &fid_a, 1, lo, hi, 4);
+	CU_ASSERT_EQUAL_FATAL(n, 4);
+	/* Whatever the order, the four cover every granted row. */
+	for (uint64_t i = 0; i < OSS_WATCH_RANGES; i++) {
+		bool in = false;
+
+		for (int j = 0; j < n; j++)
+			in |= lo[j] <= 10 * i + 3 && 10 * i + 4 <= hi[j];
+		CU_ASSERT(in);
+	}
+	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), OSS_WATCH_RANGES);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 1000, 1, 2, LEASE), 0);
+	CU_ASSERT_EQUAL_FATAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 1);
+	CU_ASSERT(lo[0] == 3 && hi[0] == 1001);
+	oss_locks_free(ls);
+}
+
+/* A watch ends with its lease, unless its owner's locks on the file or
+ * its fetches renew it, and with its owner's connection. */
+static void test_watch_lease(void)
+{
+	struct oss_locks *ls = new_locks(0);
+	uint64_t lo[OSS_WATCH_RANGES], hi[OSS_WATCH_RANGES];
+	uint32_t n;
+
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, 150), 0);
+	for (int i = 0; i < 4; i++) {
+		sleep_ms(100);
+		/* Renewed by the owner's row locks, for their lease. */
+		CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, (uint64_t)i, 1, 1, 150), 0);
+		CU_ASSERT_EQUAL(oss_lock_release(ls, &fid_a, (uint64_t)i, 1, 1), 0);
+	}
+	CU_ASSERT_EQUAL(oss_watch_fetch(ls, &fid_a, 1, 150, lo, hi, 1, &n), 0);
+	sleep_ms(100);
+	CU_ASSERT_EQUAL(oss_watch_fetch(ls, &fid_a, 1, 150, lo, hi, 1, &n), 0);
+	sleep_ms(250);
+	CU_ASSERT_EQUAL(oss_watch_fetch(ls, &fid_a, 1, 150, lo, hi, 1, &n), -ENOENT);
+	/* The owner's connection closes: its watches go, others' stay. */
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_b, 1, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 2, LEASE), 0);
+	CU_ASSERT_EQUAL(oss_lock_release_owner(ls, 1), 0);
+	CU_ASSERT_EQUAL(oss_watch_stop(ls, &fid_a, 1), -ENOENT);
+	CU_ASSERT_EQUAL(oss_watch_stop(ls, &fid_b, 1), -ENOENT);
+	CU_ASSERT_EQUAL(oss_watch_stop(ls, &fid_a, 2), 0);
+	oss_locks_free(ls);
+}
+
 static void test_threads(void)
 {
 	static unsigned long counters[N_ROWS];
@@ -281,6 +392,9 @@ int main(void)
 	    !CU_add_test(suite, "release by owner", test_release_owner) ||
 	    !CU_add_test(suite, "lease expiry", test_expiry) ||
 	    !CU_add_test(suite, "bounded table", test_bounded) ||
+	    !CU_add_test(suite, "watch records other owners' locks", test_watch_records) ||
+	    !CU_add_test(suite, "watch overflow merges", test_watch_overflow) ||
+	    !CU_add_test(suite, "watch lease and owner", test_watch_lease) ||
 	    !CU_add_test(suite, "concurrent threads", test_threads)) {
 		CU_cleanup_registry();
 		return 99;

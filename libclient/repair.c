@@ -4,8 +4,8 @@
  * replaced OST) and scrub (checksums verified on the OSTs, corrupt chunks
  * rewritten).  Neither lets a writer change a row behind its back, and the
  * stale marks are cleared only once every row of the shard has been
- * rewritten.  A scrub holds a lock over the whole file while it runs,
- * renewed as it goes.  A rebuild holds it at its start and its end only:
+ * rewritten.  A scrub locks each row it repairs, alone.  A rebuild holds
+ * a lock over the whole file at its start and its end only:
  * in between it locks one row at a time while the lock OST watches which
  * rows writers lock (OBJ_WATCH), and at the end it rebuilds those rows
  * again (docs/design.md, "A rebuild locks one row at a time").  A rebuild
@@ -286,24 +286,18 @@ static void repair_targets(const struct repair *rp, uint32_t ost, uint64_t *stal
 }
 
 /*
- * Regenerates @row holding the lock on that row alone, which also renews
- * the watch at @watch_ost.  *@moved is set when the lock was taken
- * elsewhere (that OST did not answer): writers locking there were not
- * watched.
+ * Regenerates @row holding the lock on that row alone (which also renews
+ * a watch of the file at that OST); *@ost says where it was taken.
  */
-static int repair_row_locked(struct repair *rp, uint64_t row, uint64_t targets,
-			     uint32_t watch_ost, bool *moved)
+static int repair_row_locked(struct repair *rp, uint64_t row, uint64_t targets, uint32_t *ost)
 {
-	uint32_t ost;
 	int rc;
 
-	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, &ost);
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, ost);
 	if (rc)
 		return rc;
-	if (ost != watch_ost)
-		*moved = true;
 	rc = repair_row(rp, row, targets);
-	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, ost, row, 1);
+	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, *ost, row, 1);
 	return rc;
 }
 
@@ -466,7 +460,13 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 	}
 	for (uint64_t row = 0; !rc && row < rp->rp_rows; row++) {
 		if (by_rows) {
-			rc = repair_row_locked(rp, row, targets, watch_ost, &moved);
+			uint32_t at;
+
+			rc = repair_row_locked(rp, row, targets, &at);
+			/* That OST did not answer: writers locking where
+			 * this lock went were not watched. */
+			if (!rc && at != watch_ost)
+				moved = true;
 		} else {
 			rc = repair_lock(rp);
 			if (!rc)
@@ -625,12 +625,14 @@ NACRE_API int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
 			rc = -EIO; /* corrupt and no parity to repair from */
 			continue;
 		}
+		/* Row by row, each under its own lock: the shard is not stale,
+		 * so writers write it too, and a row repaired from the others
+		 * under its lock stays right; no mark waits for the end. */
 		for (uint64_t r = 0; r < cap && !rc; r++) {
-			if (!rows[r])
-				continue;
-			rc = repair_lock(rp);
-			if (!rc)
-				rc = repair_row(rp, r, 1ull << s);
+			uint32_t at;
+
+			if (rows[r])
+				rc = repair_row_locked(rp, r, 1ull << s, &at);
 		}
 	}
 	rp->rp_st.rows = rp->rp_rows;

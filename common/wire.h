@@ -671,9 +671,10 @@ struct nc_obj_req {
 #define NC_WATCH_START 1u
 #define NC_WATCH_FETCH 2u
 #define NC_WATCH_STOP 3u
-#define NC_WATCH_MAX 32
+#define NC_WATCH_MAX 256
 
-/* OBJ_WATCH FETCH reply: rows [wr_start[i], wr_end[i]) for i < wr_count. */
+/* OBJ_WATCH FETCH reply: rows [wr_start[i], wr_end[i]) for i < wr_count,
+ * in order. */
 struct nc_watch_rep {
 	uint32_t wr_count;
 	uint64_t wr_start[NC_WATCH_MAX];

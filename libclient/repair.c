@@ -307,7 +307,7 @@ static uint32_t repair_ranges_merge(uint64_t *lo, uint64_t *hi, uint32_t n)
 {
 	uint32_t out = 0;
 
-	for (uint32_t i = 1; i < n; i++)        /* insertion sort: n <= 33 */
+	for (uint32_t i = 1; i < n; i++)        /* insertion sort: nearly in order */
 		for (uint32_t j = i; j > 0 && lo[j] < lo[j - 1]; j--) {
 			uint64_t t = lo[j];
 
@@ -331,50 +331,100 @@ static uint32_t repair_ranges_merge(uint64_t *lo, uint64_t *hi, uint32_t n)
 }
 
 /*
- * The end of a rebuild that locked one row at a time, with the whole file
- * locked again: redoes every row a writer locked during the pass (the
- * watch's record), and the rows added past those the pass knew of, under
- * stale marks taken afresh (a shard a writer failed meanwhile is no
- * source; it stays marked).  A watch that is gone, or a pass whose locks
- * moved to another OST, may have missed writers: then every row is done
- * again, as a rebuild holding the whole file would have.  *@rows becomes
- * the rows the rebuilt shards must keep (for repair_cut()): those the
- * file had at the start up to the first row anyone locked, and from
- * there on what the objects hold now (a truncation may have cut them).
- * The rows redone are counted in *@redone.
+ * With the whole file locked: the rows the watch recorded since it (re)
+ * started, as @n ranges [lo[i], hi[i]) in order, *@first lowered to the
+ * first of them.  With @restart the watch starts again, empty (no writer
+ * locks meanwhile: the whole file is ours); else it ends.  An error means
+ * writers may have gone unseen: the watch is gone (its lease ran out, its
+ * OSS restarted, our connection closed), or the row locks went to another
+ * OST than the watch's (@moved; that OST did not answer).
  */
-static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t watch_ost,
-			       bool moved, uint64_t *rows, uint64_t *redone)
+static int repair_watch_take(struct repair *rp, uint32_t watch_ost, bool moved, bool restart,
+			     uint64_t *lo, uint64_t *hi, uint32_t *n, uint64_t *first)
 {
 	struct nc_watch_rep *rep = calloc(1, sizeof(*rep));
-	uint64_t lo[NC_WATCH_MAX + 1], hi[NC_WATCH_MAX + 1], stored, first;
-	uint32_t n;
 	int rc;
 
+	*n = 0;
 	if (!rep)
 		return -ENOMEM;
 	rc = moved || rp->rp_lock_ost != watch_ost ? -ENOENT :
 						     repair_watch(rp, NC_WATCH_FETCH, rep);
-	if (rc) {
-		nc_info("client", "rebuild of " NC_FID_FMT ": writers were not all seen (%s): "
-			"every row again", NC_FID_ARGS(&rp->rp_fid), nc_strerror(rc));
-		rep->wr_count = 1;
-		rep->wr_start[0] = 0;
-		rep->wr_end[0] = CL_ALL_ROWS;
+	for (; !rc && *n < rep->wr_count; (*n)++) {
+		lo[*n] = rep->wr_start[*n];
+		hi[*n] = rep->wr_end[*n];
+		if (lo[*n] < *first)
+			*first = lo[*n];
 	}
-	repair_watch(rp, NC_WATCH_STOP, NULL);
+	if (!rc && restart)
+		rc = repair_watch(rp, NC_WATCH_START, NULL);
+	if (rc || !restart)
+		repair_watch(rp, NC_WATCH_STOP, NULL);
+	free(rep);
+	if (rc)
+		nc_info("client", "rebuild of " NC_FID_FMT ": writers may have gone unseen (%s): "
+			"every row again", NC_FID_ARGS(&rp->rp_fid), nc_strerror(rc));
+	return rc;
+}
+
+/*
+ * A second pass, by rows again, over the rows writers locked during the
+ * first (@n ranges [lo[i], hi[i])), so that little is left for the end,
+ * under the whole-file lock.  *@moved as in the first pass.
+ */
+static int repair_redo_by_rows(struct repair *rp, uint64_t targets, const uint64_t *lo,
+			       const uint64_t *hi, uint32_t n, uint32_t watch_ost, bool *moved,
+			       uint64_t *redone)
+{
+	uint64_t stored = n ? repair_rows_stored(rp, targets) : 0;
+	int rc = 0;
+
+	for (uint32_t i = 0; !rc && i < n; i++)
+		for (uint64_t row = lo[i]; !rc && row < hi[i] && row < stored; row++) {
+			uint32_t at;
+
+			rc = repair_row_locked(rp, row, targets, &at);
+			if (!rc && at != watch_ost)
+				*moved = true;
+			if (!rc)
+				(*redone)++;
+		}
+	return rc;
+}
+
+/*
+ * The end of a rebuild that locked one row at a time, with the whole file
+ * locked again: redoes the rows writers locked since the watch last
+ * started (every row when they may have gone unseen: @lost, or the watch
+ * now), and the rows added past those the first pass knew of, under stale
+ * marks taken afresh (a shard a writer failed meanwhile is no source; it
+ * stays marked).  *@rows comes in as the first row anyone locked during
+ * the rebuild (or the rows the file had at its start, if lower), and
+ * becomes the rows the rebuilt shards must keep (for repair_cut()): those
+ * up to that row, and from there on what the objects hold now (a
+ * truncation may have cut them).  The rows redone are counted in *@redone.
+ */
+static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t watch_ost,
+			       bool lost, uint64_t *rows, uint64_t *redone)
+{
+	uint64_t *lo = calloc(2 * (NC_WATCH_MAX + 1), sizeof(*lo)), *hi, stored;
+	uint32_t n = 0;
+	int rc;
+
+	if (!lo)
+		return -ENOMEM;
+	hi = lo + NC_WATCH_MAX + 1;
+	if (lost || repair_watch_take(rp, watch_ost, false, false, lo, hi, &n, rows)) {
+		n = 1;
+		lo[0] = 0;
+		hi[0] = CL_ALL_ROWS;
+		*rows = 0;
+	}
 	rc = repair_refresh_marks(rp);
 	if (rc)
 		goto out;
 	stored = repair_rows_stored(rp, targets);
-	first = *rows;
-	for (n = 0; n < rep->wr_count; n++) {
-		lo[n] = rep->wr_start[n];
-		hi[n] = rep->wr_end[n];
-		if (lo[n] < first)
-			first = lo[n];
-	}
-	lo[n] = *rows;
+	lo[n] = rp->rp_rows;
 	hi[n++] = CL_ALL_ROWS;
 	n = repair_ranges_merge(lo, hi, n);
 	for (uint32_t i = 0; !rc && i < n; i++)
@@ -385,9 +435,10 @@ static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t wat
 			if (!rc)
 				(*redone)++;
 		}
-	*rows = stored > first ? stored : first;
+	if (stored > *rows)
+		*rows = stored;
 out:
-	free(rep);
+	free(lo);
 	return rc;
 }
 
@@ -414,6 +465,40 @@ static int repair_refresh_marks(struct repair *rp)
 		l->l_shards[s].ls_flags = (l->l_shards[s].ls_flags & ~NC_SHARD_STALE) |
 					  (cur->l_shards[s].ls_flags & NC_SHARD_STALE);
 	free(cur);
+	return rc;
+}
+
+/*
+ * After a first pass by rows: a second pass by rows over what writers
+ * locked during the first, then the end under the whole-file lock
+ * (repair_redo_watched(), *@cut and *@redone as there).
+ */
+static int repair_rebuild_rows_again(struct repair *rp, uint64_t targets, uint32_t watch_ost,
+				     bool moved, uint64_t *cut, uint64_t *redone)
+{
+	uint64_t *lo = calloc(2 * NC_WATCH_MAX, sizeof(*lo));
+	bool lost = true;
+	uint32_t n = 0;
+	int rc;
+
+	if (!lo)
+		return -ENOMEM;
+	rc = repair_lock(rp);
+	if (!rc) {
+		lost = repair_watch_take(rp, watch_ost, moved, true, lo, lo + NC_WATCH_MAX, &n,
+					 cut) != 0;
+		if (!lost)
+			rc = repair_refresh_marks(rp);
+		repair_unlock(rp);
+	}
+	if (!rc && !lost)
+		rc = repair_redo_by_rows(rp, targets, lo, lo + NC_WATCH_MAX, n, watch_ost, &moved,
+					 redone);
+	free(lo);
+	if (!rc)
+		rc = repair_lock(rp);
+	if (!rc)
+		rc = repair_redo_watched(rp, targets, watch_ost, lost || moved, cut, redone);
 	return rc;
 }
 
@@ -480,11 +565,8 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		repair_progress(rp, row + 1);
 	}
 	cut = rp->rp_rows;
-	if (!rc && by_rows) {
-		rc = repair_lock(rp);
-		if (!rc)
-			rc = repair_redo_watched(rp, targets, watch_ost, moved, &cut, &extra);
-	}
+	if (!rc && by_rows)
+		rc = repair_rebuild_rows_again(rp, targets, watch_ost, moved, &cut, &extra);
 	/* Under the lock no writer adds rows: those written before it count. */
 	for (uint64_t row = rp->rp_rows, end = rc || by_rows ? 0 : repair_rows_stored(rp, targets);
 	     !rc && row < end; row++) {

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "oss/rowlock.h"
@@ -243,36 +244,57 @@ static int oss_lock_try_locked(struct oss_locks *ls, const struct nc_fid *fid,
 	return 0;
 }
 
-/* Adds [start, end) to @w's ranges, merged with those it overlaps or
- * touches; when there is no room, all of them become one. */
+/* Merges range @k of @w with range @k + 1. */
+static void oss_watch_join(struct oss_watch *w, uint32_t k)
+{
+	if (w->lw_end[k + 1] > w->lw_end[k])
+		w->lw_end[k] = w->lw_end[k + 1];
+	memmove(&w->lw_start[k + 1], &w->lw_start[k + 2],
+		(w->lw_n - k - 2) * sizeof(w->lw_start[0]));
+	memmove(&w->lw_end[k + 1], &w->lw_end[k + 2], (w->lw_n - k - 2) * sizeof(w->lw_end[0]));
+	w->lw_n--;
+}
+
+/*
+ * Adds [start, end) to @w's ranges, which stay sorted, apart and not
+ * touching: it merges with those it overlaps or touches.  When there is
+ * no room, the two neighbours with the smallest gap between them merge
+ * first, so the record grows by as few rows as it can.
+ */
 static void oss_watch_add(struct oss_watch *w, uint64_t start, uint64_t end)
 {
-	uint32_t i = 0;
+	uint32_t i = 0, j;
 
-	while (i < w->lw_n) {
-		if (w->lw_start[i] > end || start > w->lw_end[i]) {
-			i++;
-			continue;
-		}
-		if (w->lw_start[i] < start)
-			start = w->lw_start[i];
-		if (w->lw_end[i] > end)
-			end = w->lw_end[i];
-		w->lw_n--;
-		w->lw_start[i] = w->lw_start[w->lw_n];
-		w->lw_end[i] = w->lw_end[w->lw_n];
+	while (i < w->lw_n && w->lw_end[i] < start)
+		i++;
+	for (j = i; j < w->lw_n && w->lw_start[j] <= end; j++) {
+		if (w->lw_start[j] < start)
+			start = w->lw_start[j];
+		if (w->lw_end[j] > end)
+			end = w->lw_end[j];
+	}
+	if (j > i) {    /* ranges i .. j - 1 become one */
+		w->lw_start[i] = start;
+		w->lw_end[i] = end;
+		for (; j > i + 1; j--)
+			oss_watch_join(w, i);
+		return;
 	}
 	if (w->lw_n == OSS_WATCH_RANGES) {
-		for (i = 0; i < w->lw_n; i++) {
-			if (w->lw_start[i] < start)
-				start = w->lw_start[i];
-			if (w->lw_end[i] > end)
-				end = w->lw_end[i];
-		}
-		w->lw_n = 0;
+		uint32_t best = 0;
+
+		for (uint32_t k = 1; k + 1 < w->lw_n; k++)
+			if (w->lw_start[k + 1] - w->lw_end[k] <
+			    w->lw_start[best + 1] - w->lw_end[best])
+				best = k;
+		oss_watch_join(w, best);
+		oss_watch_add(w, start, end); /* there is room now */
+		return;
 	}
-	w->lw_start[w->lw_n] = start;
-	w->lw_end[w->lw_n] = end;
+	memmove(&w->lw_start[i + 1], &w->lw_start[i], (w->lw_n - i) * sizeof(w->lw_start[0]));
+	memmove(&w->lw_end[i + 1], &w->lw_end[i], (w->lw_n - i) * sizeof(w->lw_end[0]));
+	w->lw_start[i] = start;
+	w->lw_end[i] = end;
 	w->lw_n++;
 }
 

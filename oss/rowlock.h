@@ -67,11 +67,13 @@ uint32_t oss_lock_release_owner(struct oss_locks *locks, uint64_t owner);
  * as a lock does, and records every range granted to any *other* owner on
  * that file from its start on.  It is a lease too, renewed by its start,
  * by each fetch and by every lock its owner takes on the file, and it goes
- * with its owner's connection.  Beyond OSS_WATCH_RANGES ranges, all of
- * them merge into one that covers them: the rebuild then redoes more
- * rows, never fewer.  At most OSS_WATCHES_MAX watches at once (-ENOSPC).
+ * with its owner's connection.  Its ranges are kept sorted and merged;
+ * beyond OSS_WATCH_RANGES of them, the two with the smallest gap between
+ * them merge into one that covers the gap too: the rebuild then redoes
+ * more rows, never fewer.  At most OSS_WATCHES_MAX watches at once
+ * (-ENOSPC).
  */
-#define OSS_WATCH_RANGES 32
+#define OSS_WATCH_RANGES 256
 #define OSS_WATCHES_MAX 4096
 
 /* Starts (or restarts, emptied) @owner's watch on @fid for @lease_ms. */
@@ -80,7 +82,7 @@ int oss_watch_start(struct oss_locks *locks, const struct nc_fid *fid, uint64_t 
 
 /*
  * The ranges @owner's watch on @fid recorded, [start[i], end[i]) for i below
- * *n, at most @max of them (more are merged into the last), and renews it
+ * *n in order, at most @max of them (more are merged into the last), and renews it
  * for @lease_ms.  -ENOENT when there is no such watch (never started,
  * expired, or dropped with a connection): rows may have been written
  * unseen.

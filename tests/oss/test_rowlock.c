@@ -291,31 +291,55 @@ static void test_watch_records(void)
 	oss_locks_free(ls);     /* with watch 4 still there: freed too */
 }
 
-/* More ranges than a watch holds merge into one covering all of them; a
- * fetch with less room merges the rest into its last range. */
+/* Ranges come back in order.  More ranges than a watch holds: the two
+ * closest merge (the gap between them counted in), so every granted row
+ * stays covered and as few others as can be join them.  A fetch with less
+ * room merges the rest into its last range. */
 static void test_watch_overflow(void)
 {
 	struct oss_locks *ls = new_locks(0);
-	uint64_t lo[OSS_WATCH_RANGES], hi[OSS_WATCH_RANGES];
+	uint64_t lo[OSS_WATCH_RANGES], hi[OSS_WATCH_RANGES], covered = 0;
 	int n;
 
 	CU_ASSERT_EQUAL(oss_watch_start(ls, &fid_a, 1, LEASE), 0);
-	for (uint64_t i = 0; i < OSS_WATCH_RANGES; i++)
-		CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 10 * i + 3, 1, 2, LEASE), 0);
-	n = fetch(ls, &fid_a, 1, lo, hi, 4);
-	CU_ASSERT_EQUAL_FATAL(n, 4);
-	/* Whatever the order, the four cover every granted row. */
+	/* Rows 3, 13, 23, ... in a shuffled order, and row 5000 with a
+	 * wider gap before it than any other. */
 	for (uint64_t i = 0; i < OSS_WATCH_RANGES; i++) {
+		uint64_t r = (i * 7) % OSS_WATCH_RANGES;
+
+		CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 10 * r + 3, 1, 2 + i, LEASE), 0);
+	}
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 5000, 1, 2, LEASE), 0);
+	n = fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES);
+	CU_ASSERT_EQUAL_FATAL(n, OSS_WATCH_RANGES);
+	for (int j = 0; j < n; j++) {
+		covered += hi[j] - lo[j];
+		if (j)
+			CU_ASSERT(hi[j - 1] < lo[j]);
+	}
+	for (uint64_t r = 0; r < OSS_WATCH_RANGES; r++) {
 		bool in = false;
 
 		for (int j = 0; j < n; j++)
-			in |= lo[j] <= 10 * i + 3 && 10 * i + 4 <= hi[j];
+			in |= lo[j] <= 10 * r + 3 && 10 * r + 4 <= hi[j];
 		CU_ASSERT(in);
 	}
-	CU_ASSERT_EQUAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), OSS_WATCH_RANGES);
-	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 1000, 1, 2, LEASE), 0);
-	CU_ASSERT_EQUAL_FATAL(fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES), 1);
-	CU_ASSERT(lo[0] == 3 && hi[0] == 1001);
+	CU_ASSERT(lo[n - 1] == 5000 && hi[n - 1] == 5001);
+	/* One gap of 9 rows was joined: 257 rows granted, 266 covered. */
+	CU_ASSERT_EQUAL(covered, OSS_WATCH_RANGES + 1 + 9);
+	/* Four at most: the rest merge into the fourth. */
+	CU_ASSERT_EQUAL_FATAL(fetch(ls, &fid_a, 1, lo, hi, 4), 4);
+	CU_ASSERT(lo[0] == 3 && hi[0] - lo[0] <= 11);
+	CU_ASSERT(lo[3] <= 43 && hi[3] == 5001);
+	/* A range over several merges them into one (the 9 ranges of rows 3
+	 * to 93), once their locks are released. */
+	for (uint64_t i = 0; i < OSS_WATCH_RANGES; i++)
+		CU_ASSERT_EQUAL(oss_lock_release(ls, &fid_a, 10 * ((i * 7) % OSS_WATCH_RANGES) + 3,
+						 1, 2 + i), 0);
+	CU_ASSERT_EQUAL(oss_lock_try(ls, &fid_a, 0, 100, 2, LEASE), 0);
+	n = fetch(ls, &fid_a, 1, lo, hi, OSS_WATCH_RANGES);
+	CU_ASSERT_EQUAL_FATAL(n, OSS_WATCH_RANGES - 8);
+	CU_ASSERT(lo[0] == 0 && hi[0] == 100 && lo[1] == 103);
 	oss_locks_free(ls);
 }
 

@@ -361,9 +361,14 @@ static int repair_watch_take(struct repair *rp, uint32_t watch_ost, bool moved, 
 	if (rc || !restart)
 		repair_watch(rp, NC_WATCH_STOP, NULL);
 	free(rep);
-	if (rc)
-		nc_info("client", "rebuild of " NC_FID_FMT ": writers may have gone unseen (%s): "
-			"every row again", NC_FID_ARGS(&rp->rp_fid), nc_strerror(rc));
+	if (rc && moved)
+		nc_info("client", "rebuild of " NC_FID_FMT ": its row locks went to another OST "
+			"than OST %u, which watched its writers: every row again",
+			NC_FID_ARGS(&rp->rp_fid), watch_ost);
+	else if (rc)
+		nc_info("client", "rebuild of " NC_FID_FMT ": the watch of its writers at OST %u "
+			"is gone (%s; the OSS restarted, or the watch's lease ran out): "
+			"every row again", NC_FID_ARGS(&rp->rp_fid), watch_ost, nc_strerror(rc));
 	return rc;
 }
 

@@ -647,4 +647,53 @@ test_15()
 }
 run_test 15 "a rebuild lets writers of its file go on, and rebuilds what they wrote" test_15
 
+# The same with the OSS of the file's lock OST restarted while the rebuild
+# is stopped: the watch of the writers is lost with it, so the rebuild
+# does every row again at the end, and the file still reads back exactly
+# through the rebuilt shard.
+test_16()
+{
+	local f=$MNT/ec/busy16 rows=16 obj lock_ost pid at rc=0 wrc=0 last
+	last=$((rows - 1))
+	mkdir -p "$MNT/ec"
+	mkdata "$WORK/busy16" $((rows * 4 * S)) 16
+	: > "$f"
+	# Where the rebuild and the writer lock: the first shard's OST.
+	lock_ost=$(shard_objects "$f" | awk '$1 == 0 { print $2 }')
+	oss_stop 2
+	dd if="$WORK/busy16" of="$f" bs=4M conv=fsync status=none || rc=$?
+	oss_start 2
+	assert_eq "$rc" "0" "writing with one OSS down"
+	obj=$(shard_objects "$f" | awk '$2 == 2 { print $3 }')
+	"$NACRE" --json rebuild "$f" > "$WORK/16.json" &
+	pid=$!
+	at=$(stop_when_grown "$pid" "$obj" $((2 * S))) || rc=$?
+	if [ "$rc" != 0 ]; then
+		kill -CONT "$pid" 2> /dev/null
+		wait "$pid"
+		_e2e_assert_failed "the rebuild did not get going"
+	fi
+	echo "rebuild stopped with $at bytes written; restarting OSS $lock_ost (the lock OST)"
+	oss_stop "$lock_ost"
+	oss_start "$lock_ost"
+	timeout 60 bash -c "$(declare -f write_rows); S=$S write_rows '$f' 0 $last" || wrc=$?
+	kill -CONT "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$WORK/16.json"
+	write_rows "$WORK/busy16" 0 "$last"
+	assert_eq "$wrc" "0" "the writer's exit status"
+	assert_eq "$rc" "0" "the rebuild's exit status"
+	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/16.json")" "1" "stale marks cleared"
+	assert_eq "$(jget "d['rows'] >= 2 * $rows" < "$WORK/16.json")" "true" \
+		"rows rebuilt: every row twice (the watch was lost)"
+	assert_all_ok "$f"
+	oss_stop 3 4
+	rc=0
+	cmp_uncached "$WORK/busy16" "$f" || rc=1
+	oss_start 3 4
+	assert_eq "$rc" "0" "the file read with OSS 3 and 4 down after the rebuild"
+}
+run_test 16 "a rebuild whose lock OST restarted does every row again" test_16
+
 finish

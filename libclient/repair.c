@@ -47,7 +47,7 @@ struct repair {
 	struct nacre_repair_stats rp_st;
 };
 
-static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip);
+static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip, uint32_t *answered);
 static int repair_refresh_marks(struct repair *rp);
 
 /*
@@ -80,7 +80,7 @@ static int repair_layout(struct repair *rp)
 	rc = cl_md_getlayout(rp->rp_fs, &rp->rp_fid, &rp->rp_layout);
 	if (rc || !rp->rp_layout.l_stripe_count)
 		return rc ? rc : 1;
-	rp->rp_rows = repair_rows_stored(rp, 0);
+	rp->rp_rows = repair_rows_stored(rp, 0, NULL);
 	return 0;
 }
 
@@ -203,12 +203,14 @@ out:
  * A writer sends its data before the size update that makes it visible, so
  * a write that ended just before the rebuild took the file's lock may have
  * put rows past the size the rebuild opened the file with: those rows need
- * rebuilding too before the marks go.
+ * rebuilding too before the marks go.  *@answered (unless NULL) counts the OSTs
+ * that answered.
  */
-static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip)
+static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip, uint32_t *answered)
 {
 	const struct nc_layout *l = &rp->rp_layout;
 	uint64_t S = l->l_stripe_size, N = l->l_stripe_count, w = l->l_k + l->l_m, rows = 0;
+	uint32_t got = 0;
 
 	for (uint32_t s = 0; s < l->l_stripe_count; s++) {
 		struct nc_obj_req o = { .or_ost = l->l_shards[s].ls_ost,
@@ -216,20 +218,24 @@ static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip)
 		struct nc_obj_rep rep = { 0 };
 		struct nc_cconn *cc;
 		uint64_t last;
+		int rc;
 
 		if ((skip >> s & 1) || (l->l_shards[s].ls_flags & NC_SHARD_STALE))
 			continue;
 		if (cl_ost_conn(rp->rp_fs, o.or_ost, &cc))
 			continue;
-		if (cl_rpc_once_rep(cc, NC_OP_OBJ_STAT, (nc_xdr_fn)nc_wire_obj_req, &o,
-				    (nc_xdr_fn)nc_wire_obj_rep, &rep))
-			continue;
-		if (!rep.op_size)
+		rc = cl_rpc_once_rep(cc, NC_OP_OBJ_STAT, (nc_xdr_fn)nc_wire_obj_req, &o,
+				     (nc_xdr_fn)nc_wire_obj_rep, &rep);
+		if (rc == 0 || rc == -ENOENT)
+			got++;  /* an object never written holds no rows */
+		if (rc || !rep.op_size)
 			continue;
 		last = (rep.op_size + S - 1) / S - 1;   /* its last chunk */
 		if ((last * N + s) / w + 1 > rows)
 			rows = (last * N + s) / w + 1;
 	}
+	if (answered)
+		*answered = got;
 	return rows;
 }
 
@@ -381,8 +387,12 @@ static int repair_redo_by_rows(struct repair *rp, uint64_t targets, const uint64
 			       const uint64_t *hi, uint32_t n, uint32_t watch_ost, bool *moved,
 			       uint64_t *redone)
 {
-	uint64_t stored = n ? repair_rows_stored(rp, targets) : 0;
+	uint32_t answered = 0;
+	uint64_t stored = n ? repair_rows_stored(rp, targets, &answered) : 0;
 	int rc = 0;
+
+	if (n && answered < rp->rp_layout.l_k)
+		return -EHOSTDOWN;      /* too few to rebuild from anyway */
 
 	for (uint32_t i = 0; !rc && i < n; i++)
 		for (uint64_t row = lo[i]; !rc && row < hi[i] && row < stored; row++) {
@@ -413,7 +423,7 @@ static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t wat
 			       bool lost, uint64_t *rows, uint64_t *redone)
 {
 	uint64_t *lo = calloc(2 * (NC_WATCH_MAX + 1), sizeof(*lo)), *hi, stored;
-	uint32_t n = 0;
+	uint32_t n = 0, answered = 0;
 	int rc;
 
 	if (!lo)
@@ -428,7 +438,13 @@ static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t wat
 	rc = repair_refresh_marks(rp);
 	if (rc)
 		goto out;
-	stored = repair_rows_stored(rp, targets);
+	/* Fewer than k OSTs answering could hide rows, and the cut below
+	 * would then take them off the rebuilt shards for good. */
+	stored = repair_rows_stored(rp, targets, &answered);
+	if (answered < rp->rp_layout.l_k) {
+		rc = -EHOSTDOWN;
+		goto out;
+	}
 	lo[n] = rp->rp_rows;
 	hi[n++] = CL_ALL_ROWS;
 	n = repair_ranges_merge(lo, hi, n);
@@ -573,7 +589,7 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 	if (!rc && by_rows)
 		rc = repair_rebuild_rows_again(rp, targets, watch_ost, moved, &cut, &extra);
 	/* Under the lock no writer adds rows: those written before it count. */
-	for (uint64_t row = rp->rp_rows, end = rc || by_rows ? 0 : repair_rows_stored(rp, targets);
+	for (uint64_t row = rp->rp_rows, end = rc || by_rows ? 0 : repair_rows_stored(rp, targets, NULL);
 	     !rc && row < end; row++) {
 		rc = repair_lock(rp);
 		if (!rc)
@@ -581,6 +597,10 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		if (!rc)
 			extra++;
 	}
+	/* A failure midway leaves the watch: end it rather than wait for
+	 * its lease (it is gone already when the end took it). */
+	if (rc && by_rows)
+		cl_watch(fs, &rp->rp_fid, watch_ost, NC_WATCH_STOP, NULL);
 	if (!by_rows)
 		cut += extra;
 	if (!rc)

@@ -298,6 +298,15 @@ static void oss_watch_add(struct oss_watch *w, uint64_t start, uint64_t end)
 	w->lw_n++;
 }
 
+/* Frees the expired watches linked from *@pp on, up to the first live
+ * one; returns the link to it (a link to NULL at the list's end). */
+static struct oss_watch **oss_watch_live(struct oss_locks *ls, struct oss_watch **pp, int64_t now)
+{
+	while (*pp && (*pp)->lw_expires_ms <= now)
+		oss_watch_unlink(ls, pp);
+	return pp;
+}
+
 /*
  * Called with the mutex held, after [start, end) of @fid was granted to
  * @owner: every other owner's watch on @fid records it, @owner's own
@@ -306,22 +315,16 @@ static void oss_watch_add(struct oss_watch *w, uint64_t start, uint64_t end)
 static void oss_watch_note(struct oss_locks *ls, const struct nc_fid *fid, uint64_t start,
 			   uint64_t end, uint64_t owner, int64_t now, int64_t expires)
 {
-	struct oss_watch **pp = &ls->ls_watches;
-
-	while (*pp) {
+	for (struct oss_watch **pp = oss_watch_live(ls, &ls->ls_watches, now); *pp;
+	     pp = oss_watch_live(ls, &(*pp)->lw_next, now)) {
 		struct oss_watch *w = *pp;
 
-		if (w->lw_expires_ms <= now) {
-			oss_watch_unlink(ls, pp);
+		if (!oss_fid_eq(&w->lw_fid, fid))
 			continue;
-		}
-		if (oss_fid_eq(&w->lw_fid, fid)) {
-			if (w->lw_owner != owner)
-				oss_watch_add(w, start, end);
-			else if (w->lw_expires_ms < expires)
-				w->lw_expires_ms = expires;
-		}
-		pp = &w->lw_next;
+		if (w->lw_owner != owner)
+			oss_watch_add(w, start, end);
+		else if (w->lw_expires_ms < expires)
+			w->lw_expires_ms = expires;
 	}
 }
 
@@ -329,19 +332,10 @@ static void oss_watch_note(struct oss_locks *ls, const struct nc_fid *fid, uint6
 static struct oss_watch **oss_watch_find(struct oss_locks *ls, const struct nc_fid *fid,
 					 uint64_t owner, int64_t now)
 {
-	struct oss_watch **pp = &ls->ls_watches;
-
-	while (*pp) {
-		struct oss_watch *w = *pp;
-
-		if (w->lw_expires_ms <= now) {
-			oss_watch_unlink(ls, pp);
-			continue;
-		}
-		if (oss_fid_eq(&w->lw_fid, fid) && w->lw_owner == owner)
+	for (struct oss_watch **pp = oss_watch_live(ls, &ls->ls_watches, now); *pp;
+	     pp = oss_watch_live(ls, &(*pp)->lw_next, now))
+		if (oss_fid_eq(&(*pp)->lw_fid, fid) && (*pp)->lw_owner == owner)
 			return pp;
-		pp = &w->lw_next;
-	}
 	return NULL;
 }
 

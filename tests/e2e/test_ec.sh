@@ -594,6 +594,61 @@ os.close(fd)
 PYEOF
 }
 
+# stale_file REF FILE ROWS SEED: REF gets ROWS rows of pseudo-random
+# bytes (SEED), and FILE the same, written while OSS 2 was down: its shard
+# there is stale.
+stale_file()
+{
+	local ref=$1 f=$2 rows=$3 seed=$4 rc=0
+	mkdir -p "$(dirname -- "$f")"
+	mkdata "$ref" $((rows * 4 * S)) "$seed"
+	: > "$f"
+	oss_stop 2
+	dd if="$ref" of="$f" bs=4M conv=fsync status=none || rc=$?
+	oss_start 2
+	assert_eq "$rc" "0" "writing with one OSS down"
+	assert_eq "$(stale_count "$f")" "1" "stale shards before the rebuild"
+}
+
+# rebuild_stopped FILE JSON: starts `nacre --json rebuild FILE` (its output
+# in JSON) and stops it (SIGSTOP) once it has rebuilt two rows of the
+# shard on OST 2; REBUILD_PID is the rebuild's pid and REBUILD_AT the bytes
+# of that shard written by then.
+rebuild_stopped()
+{
+	local obj rc=0
+	obj=$(shard_objects "$1" | awk '$2 == 2 { print $3 }')
+	"$NACRE" --json rebuild "$1" > "$2" &
+	REBUILD_PID=$!
+	REBUILD_AT=$(stop_when_grown "$REBUILD_PID" "$obj" $((2 * S))) || rc=$?
+	if [ "$rc" != 0 ]; then
+		kill -CONT "$REBUILD_PID" 2> /dev/null
+		wait "$REBUILD_PID"
+		_e2e_assert_failed "the rebuild did not get going"
+	fi
+	echo "rebuild stopped with $REBUILD_AT bytes of the shard on OST 2 written"
+}
+
+# rebuild_resumed: lets the stopped rebuild go on and waits for it;
+# REBUILD_RC is its exit status.
+rebuild_resumed()
+{
+	REBUILD_RC=0
+	kill -CONT "$REBUILD_PID"
+	wait "$REBUILD_PID" || REBUILD_RC=$?
+}
+
+# cmp_through_shard_2 REF FILE: FILE reads back as REF with OSS 3 and 4
+# down, so through the shard on OST 2.
+cmp_through_shard_2()
+{
+	local rc=0
+	oss_stop 3 4
+	cmp_uncached "$1" "$2" || rc=1
+	oss_start 3 4
+	assert_eq "$rc" "0" "the file read with OSS 3 and 4 down after the rebuild"
+}
+
 # A rebuild locks one row at a time, so a writer of its file goes on
 # meanwhile (before, it waited for the whole rebuild, or gave up with
 # EDEADLK after 60 s); the rows written while it runs, behind it and ahead
@@ -601,49 +656,25 @@ PYEOF
 # stopped (SIGSTOP) a few rows in, while the writer runs.
 test_15()
 {
-	local f=$MNT/ec/busy rows=64 obj pid at rc=0 wrc=0 t0 took last
-	last=$((rows - 1))
-	mkdir -p "$MNT/ec"
-	mkdata "$WORK/busy" $((rows * 4 * S)) 15
-	: > "$f"
-	oss_stop 2
-	dd if="$WORK/busy" of="$f" bs=4M conv=fsync status=none || rc=$?
-	oss_start 2
-	assert_eq "$rc" "0" "writing with one OSS down"
-	assert_eq "$(stale_count "$f")" "1" "stale shards before the rebuild"
-	obj=$(shard_objects "$f" | awk '$2 == 2 { print $3 }')
-	"$NACRE" --json rebuild "$f" > "$WORK/15.json" &
-	pid=$!
-	at=$(stop_when_grown "$pid" "$obj" $((2 * S))) || rc=$?
-	if [ "$rc" != 0 ]; then
-		kill -CONT "$pid" 2> /dev/null
-		wait "$pid"
-		_e2e_assert_failed "the rebuild did not get going"
-	fi
-	echo "rebuild stopped with $at bytes of the shard on OST 2 written"
+	local f=$MNT/ec/busy rows=64 wrc=0 t0 took last=63
+	stale_file "$WORK/busy" "$f" "$rows" 15
+	rebuild_stopped "$f" "$WORK/15.json"
 	t0=$SECONDS
 	timeout 25 bash -c "$(declare -f write_rows); S=$S write_rows '$f' 0 $last" || wrc=$?
 	took=$((SECONDS - t0))
-	kill -CONT "$pid"
-	rc=0
-	wait "$pid" || rc=$?
+	rebuild_resumed
 	cat "$WORK/15.json"
 	write_rows "$WORK/busy" 0 "$last"
 	assert_eq "$wrc" "0" "the writer's exit status while the rebuild was stopped (124: it waited)"
-	assert_eq "$([ "$at" -lt $(((last - 1) * S)) ] && echo behind)" "behind" \
+	assert_eq "$([ "$REBUILD_AT" -lt $(((last - 1) * S)) ] && echo behind)" "behind" \
 		"the rebuild was stopped before the last row"
-	assert_eq "$rc" "0" "the rebuild's exit status"
+	assert_eq "$REBUILD_RC" "0" "the rebuild's exit status"
 	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/15.json")" "1" "stale marks cleared"
 	assert_eq "$(jget 'd["rows"] >= 66' < "$WORK/15.json")" "true" \
 		"rows rebuilt: every row, and the two the writer wrote once more"
 	assert_all_ok "$f"
 	echo "the writer took $took s"
-	# The rebuilt shard is now needed: two others stop.
-	oss_stop 3 4
-	rc=0
-	cmp_uncached "$WORK/busy" "$f" || rc=1
-	oss_start 3 4
-	assert_eq "$rc" "0" "the file read with OSS 3 and 4 down after the rebuild"
+	cmp_through_shard_2 "$WORK/busy" "$f"
 }
 run_test 15 "a rebuild lets writers of its file go on, and rebuilds what they wrote" test_15
 
@@ -653,46 +684,25 @@ run_test 15 "a rebuild lets writers of its file go on, and rebuilds what they wr
 # through the rebuilt shard.
 test_16()
 {
-	local f=$MNT/ec/busy16 rows=16 obj lock_ost pid at rc=0 wrc=0 last
-	last=$((rows - 1))
-	mkdir -p "$MNT/ec"
-	mkdata "$WORK/busy16" $((rows * 4 * S)) 16
-	: > "$f"
+	local f=$MNT/ec/busy16 rows=16 lock_ost wrc=0 last=15
+	stale_file "$WORK/busy16" "$f" "$rows" 16
 	# Where the rebuild and the writer lock: the first shard's OST.
 	lock_ost=$(shard_objects "$f" | awk '$1 == 0 { print $2 }')
-	oss_stop 2
-	dd if="$WORK/busy16" of="$f" bs=4M conv=fsync status=none || rc=$?
-	oss_start 2
-	assert_eq "$rc" "0" "writing with one OSS down"
-	obj=$(shard_objects "$f" | awk '$2 == 2 { print $3 }')
-	"$NACRE" --json rebuild "$f" > "$WORK/16.json" &
-	pid=$!
-	at=$(stop_when_grown "$pid" "$obj" $((2 * S))) || rc=$?
-	if [ "$rc" != 0 ]; then
-		kill -CONT "$pid" 2> /dev/null
-		wait "$pid"
-		_e2e_assert_failed "the rebuild did not get going"
-	fi
-	echo "rebuild stopped with $at bytes written; restarting OSS $lock_ost (the lock OST)"
+	rebuild_stopped "$f" "$WORK/16.json"
+	echo "restarting OSS $lock_ost (the lock OST)"
 	oss_stop "$lock_ost"
 	oss_start "$lock_ost"
 	timeout 60 bash -c "$(declare -f write_rows); S=$S write_rows '$f' 0 $last" || wrc=$?
-	kill -CONT "$pid"
-	rc=0
-	wait "$pid" || rc=$?
+	rebuild_resumed
 	cat "$WORK/16.json"
 	write_rows "$WORK/busy16" 0 "$last"
 	assert_eq "$wrc" "0" "the writer's exit status"
-	assert_eq "$rc" "0" "the rebuild's exit status"
+	assert_eq "$REBUILD_RC" "0" "the rebuild's exit status"
 	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/16.json")" "1" "stale marks cleared"
 	assert_eq "$(jget "d['rows'] >= 2 * $rows" < "$WORK/16.json")" "true" \
 		"rows rebuilt: every row twice (the watch was lost)"
 	assert_all_ok "$f"
-	oss_stop 3 4
-	rc=0
-	cmp_uncached "$WORK/busy16" "$f" || rc=1
-	oss_start 3 4
-	assert_eq "$rc" "0" "the file read with OSS 3 and 4 down after the rebuild"
+	cmp_through_shard_2 "$WORK/busy16" "$f"
 }
 run_test 16 "a rebuild whose lock OST restarted does every row again" test_16
 

@@ -584,20 +584,21 @@ static int cc_connect(struct nc_cconn *cc)
 #define CC_HOLD_MAX_MS 5000
 static int cc_connect_guarded(struct nc_cconn *cc)
 {
-	int64_t t0 = nc_now_ms(), took;
+	int64_t t0 = nc_now_ms(), now, took, hold;
 	int rc;
 
 	if (t0 < cc->cc_hold_until_ms)
 		return cc->cc_hold_rc;
 	rc = cc_connect(cc);
-	took = nc_now_ms() - t0;
+	now = nc_now_ms();
+	took = now - t0;
 	cc->cc_hold_until_ms = 0;
 	if (rc && took >= CC_SLOW_CONNECT_MS) {
-		cc->cc_hold_until_ms = nc_now_ms() + (took < CC_HOLD_MAX_MS ? took : CC_HOLD_MAX_MS);
+		hold = took < CC_HOLD_MAX_MS ? took : CC_HOLD_MAX_MS;
+		cc->cc_hold_until_ms = now + hold;
 		cc->cc_hold_rc = rc;
 		nc_debug("rpc", "%s: connect failed after %" PRId64 " ms (%s); not tried again "
-			 "for %" PRId64 " ms", cc->cc_addr_str, took, nc_strerror(rc),
-			 cc->cc_hold_until_ms - nc_now_ms());
+			 "for %" PRId64 " ms", cc->cc_addr_str, took, nc_strerror(rc), hold);
 	}
 	return rc;
 }

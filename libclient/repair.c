@@ -41,6 +41,11 @@ struct repair {
 	uint64_t rp_rows;
 	uint32_t rp_lock_ost;
 	bool rp_locked;
+	/* A rebuild by rows: the OST watching the file's writers, and whether
+	 * a row lock went elsewhere (writers there were not watched). */
+	bool rp_by_rows;
+	bool rp_moved;
+	uint32_t rp_watch_ost;
 	struct timespec rp_locked_at;
 	nacre_progress_fn rp_cb;
 	void *rp_arg;
@@ -48,7 +53,6 @@ struct repair {
 };
 
 static uint64_t repair_rows_stored(struct repair *rp, uint64_t skip, uint32_t *answered);
-static int repair_refresh_marks(struct repair *rp);
 
 /*
  * The file's layout and rows (from its size), or, for a packed file or a
@@ -292,174 +296,112 @@ static void repair_targets(const struct repair *rp, uint32_t ost, uint64_t *stal
 }
 
 /*
- * Regenerates @row holding the lock on that row alone (which also renews
- * a watch of the file at that OST); *@ost says where it was taken.
+ * Regenerates @row: @alone under the lock of that row alone (which renews
+ * a watch of the file at that OST; rp_moved notes a lock taken elsewhere
+ * during a rebuild by rows), else under the whole-file lock, renewed.
  */
-static int repair_row_locked(struct repair *rp, uint64_t row, uint64_t targets, uint32_t *ost)
+static int repair_one_row(struct repair *rp, uint64_t row, uint64_t targets, bool alone)
 {
+	uint32_t ost;
 	int rc;
 
-	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, ost);
+	if (!alone) {
+		rc = repair_lock(rp);
+		return rc ? rc : repair_row(rp, row, targets);
+	}
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, &ost);
 	if (rc)
 		return rc;
+	if (rp->rp_by_rows && ost != rp->rp_watch_ost)
+		rp->rp_moved = true;
 	rc = repair_row(rp, row, targets);
-	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, *ost, row, 1);
+	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, ost, row, 1);
 	return rc;
 }
 
-/* Sorts @n ranges [lo[i], hi[i]) by start and merges those that overlap
- * or touch; returns how many remain. */
-static uint32_t repair_ranges_merge(uint64_t *lo, uint64_t *hi, uint32_t n)
-{
-	uint32_t out = 0;
-
-	for (uint32_t i = 1; i < n; i++)        /* insertion sort: nearly in order */
-		for (uint32_t j = i; j > 0 && lo[j] < lo[j - 1]; j--) {
-			uint64_t t = lo[j];
-
-			lo[j] = lo[j - 1];
-			lo[j - 1] = t;
-			t = hi[j];
-			hi[j] = hi[j - 1];
-			hi[j - 1] = t;
-		}
-	for (uint32_t i = 0; i < n; i++) {
-		if (out && lo[i] <= hi[out - 1]) {
-			if (hi[i] > hi[out - 1])
-				hi[out - 1] = hi[i];
-			continue;
-		}
-		lo[out] = lo[i];
-		hi[out] = hi[i];
-		out++;
-	}
-	return out;
-}
-
 /*
- * With the whole file locked: the rows the watch recorded since it (re)
- * started, as @n ranges [lo[i], hi[i]) in order, *@first lowered to the
- * first of them.  With @restart the watch starts again, empty (no writer
- * locks meanwhile: the whole file is ours); else it ends.  An error means
- * writers may have gone unseen: the watch is gone (its lease ran out, its
- * OSS restarted, our connection closed), or the row locks went to another
- * OST than the watch's (@moved; that OST did not answer).
+ * With the whole file locked: what the watch recorded since it (re)started,
+ * into @rep (ranges in order), and *@first lowered to the first row in it.
+ * With @restart the watch starts again, empty (no writer locks meanwhile:
+ * the whole file is ours); else it ends.  An error means writers may have
+ * gone unseen: the watch is gone (its lease ran out, its OSS restarted, our
+ * connection closed), the row locks went to another OST (rp_moved; the
+ * watching one did not answer), or the record is not in order.
  */
-static int repair_watch_take(struct repair *rp, uint32_t watch_ost, bool moved, bool restart,
-			     uint64_t *lo, uint64_t *hi, uint32_t *n, uint64_t *first)
+static int repair_watch_take(struct repair *rp, bool restart, struct nc_watch_rep *rep,
+			     uint64_t *first)
 {
-	struct nc_watch_rep *rep = calloc(1, sizeof(*rep));
 	int rc;
 
-	*n = 0;
-	if (!rep)
-		return -ENOMEM;
-	rc = moved || rp->rp_lock_ost != watch_ost ? -ENOENT :
-						     repair_watch(rp, NC_WATCH_FETCH, rep);
-	for (; !rc && *n < rep->wr_count; (*n)++) {
-		lo[*n] = rep->wr_start[*n];
-		hi[*n] = rep->wr_end[*n];
-		if (lo[*n] < *first)
-			*first = lo[*n];
-	}
+	rc = rp->rp_moved || rp->rp_lock_ost != rp->rp_watch_ost ?
+		     -ENOENT : repair_watch(rp, NC_WATCH_FETCH, rep);
+	for (uint32_t i = 0; !rc && i < rep->wr_count; i++)
+		if (rep->wr_start[i] >= rep->wr_end[i] ||
+		    (i && rep->wr_start[i] < rep->wr_end[i - 1]))
+			rc = -NC_E_PROTO;
+	if (!rc && rep->wr_count && rep->wr_start[0] < *first)
+		*first = rep->wr_start[0];
 	if (!rc && restart)
 		rc = repair_watch(rp, NC_WATCH_START, NULL);
 	if (rc || !restart)
 		repair_watch(rp, NC_WATCH_STOP, NULL);
-	free(rep);
-	if (rc && moved)
+	if (rc && rp->rp_moved)
 		nc_info("client", "rebuild of " NC_FID_FMT ": its row locks went to another OST "
 			"than OST %u, which watched its writers: every row again",
-			NC_FID_ARGS(&rp->rp_fid), watch_ost);
+			NC_FID_ARGS(&rp->rp_fid), rp->rp_watch_ost);
 	else if (rc)
 		nc_info("client", "rebuild of " NC_FID_FMT ": the watch of its writers at OST %u "
 			"is gone (%s; the OSS restarted, or the watch's lease ran out): "
-			"every row again", NC_FID_ARGS(&rp->rp_fid), watch_ost, nc_strerror(rc));
+			"every row again", NC_FID_ARGS(&rp->rp_fid), rp->rp_watch_ost,
+			nc_strerror(rc));
 	return rc;
 }
 
 /*
- * A second pass, by rows again, over the rows writers locked during the
- * first (@n ranges [lo[i], hi[i])), so that little is left for the end,
- * under the whole-file lock.  *@moved as in the first pass.
+ * The rows the objects hold now (repair_rows_stored()) in *@stored, or
+ * -EHOSTDOWN when fewer than k OSTs answered: they could hide rows, which
+ * a cut would then take off the rebuilt shards for good (and there would
+ * be too few to rebuild from anyway).
  */
-static int repair_redo_by_rows(struct repair *rp, uint64_t targets, const uint64_t *lo,
-			       const uint64_t *hi, uint32_t n, uint32_t watch_ost, bool *moved,
-			       uint64_t *redone)
+static int repair_rows_now(struct repair *rp, uint64_t targets, uint64_t *stored)
 {
 	uint32_t answered = 0;
-	uint64_t stored = n ? repair_rows_stored(rp, targets, &answered) : 0;
-	int rc = 0;
 
-	if (n && answered < rp->rp_layout.l_k)
-		return -EHOSTDOWN;      /* too few to rebuild from anyway */
+	*stored = repair_rows_stored(rp, targets, &answered);
+	return answered < rp->rp_layout.l_k ? -EHOSTDOWN : 0;
+}
 
-	for (uint32_t i = 0; !rc && i < n; i++)
-		for (uint64_t row = lo[i]; !rc && row < hi[i] && row < stored; row++) {
-			uint32_t at;
+/* The first row from @row on that lies in one of @rep's ranges (in order,
+ * *@i the first not yet passed; @rep may be NULL) or is @tail or beyond. */
+static uint64_t repair_next_row(const struct nc_watch_rep *rep, uint32_t *i, uint64_t row,
+				uint64_t tail)
+{
+	uint32_t n = rep ? rep->wr_count : 0;
 
-			rc = repair_row_locked(rp, row, targets, &at);
-			if (!rc && at != watch_ost)
-				*moved = true;
-			if (!rc)
-				(*redone)++;
-		}
-	return rc;
+	while (*i < n && rep->wr_end[*i] <= row)
+		(*i)++;
+	if (row >= tail || (*i < n && rep->wr_start[*i] <= row))
+		return row;
+	return *i < n && rep->wr_start[*i] < tail ? rep->wr_start[*i] : tail;
 }
 
 /*
- * The end of a rebuild that locked one row at a time, with the whole file
- * locked again: redoes the rows writers locked since the watch last
- * started (every row when they may have gone unseen: @lost, or the watch
- * now), and the rows added past those the first pass knew of, under stale
- * marks taken afresh (a shard a writer failed meanwhile is no source; it
- * stays marked).  *@rows comes in as the first row anyone locked during
- * the rebuild (or the rows the file had at its start, if lower), and
- * becomes the rows the rebuilt shards must keep (for repair_cut()): those
- * up to that row, and from there on what the objects hold now (a
- * truncation may have cut them).  The rows redone are counted in *@redone.
+ * Rebuilds again the rows below @stored that lie in @rep's ranges or from
+ * @tail on, each @alone or under the whole-file lock (repair_one_row());
+ * counted in *@redone.
  */
-static int repair_redo_watched(struct repair *rp, uint64_t targets, uint32_t watch_ost,
-			       bool lost, uint64_t *rows, uint64_t *redone)
+static int repair_redo(struct repair *rp, uint64_t targets, const struct nc_watch_rep *rep,
+		       uint64_t tail, uint64_t stored, bool alone, uint64_t *redone)
 {
-	uint64_t *lo = calloc(2 * (NC_WATCH_MAX + 1), sizeof(*lo)), *hi, stored;
-	uint32_t n = 0, answered = 0;
-	int rc;
+	uint32_t i = 0;
+	int rc = 0;
 
-	if (!lo)
-		return -ENOMEM;
-	hi = lo + NC_WATCH_MAX + 1;
-	if (lost || repair_watch_take(rp, watch_ost, false, false, lo, hi, &n, rows)) {
-		n = 1;
-		lo[0] = 0;
-		hi[0] = CL_ALL_ROWS;
-		*rows = 0;
+	for (uint64_t row = repair_next_row(rep, &i, 0, tail); !rc && row < stored;
+	     row = repair_next_row(rep, &i, row + 1, tail)) {
+		rc = repair_one_row(rp, row, targets, alone);
+		if (!rc)
+			(*redone)++;
 	}
-	rc = repair_refresh_marks(rp);
-	if (rc)
-		goto out;
-	/* Fewer than k OSTs answering could hide rows, and the cut below
-	 * would then take them off the rebuilt shards for good. */
-	stored = repair_rows_stored(rp, targets, &answered);
-	if (answered < rp->rp_layout.l_k) {
-		rc = -EHOSTDOWN;
-		goto out;
-	}
-	lo[n] = rp->rp_rows;
-	hi[n++] = CL_ALL_ROWS;
-	n = repair_ranges_merge(lo, hi, n);
-	for (uint32_t i = 0; !rc && i < n; i++)
-		for (uint64_t row = lo[i]; !rc && row < hi[i] && row < stored; row++) {
-			rc = repair_lock(rp);
-			if (!rc)
-				rc = repair_row(rp, row, targets);
-			if (!rc)
-				(*redone)++;
-		}
-	if (stored > *rows)
-		*rows = stored;
-out:
-	free(lo);
 	return rc;
 }
 
@@ -490,36 +432,58 @@ static int repair_refresh_marks(struct repair *rp)
 }
 
 /*
- * After a first pass by rows: a second pass by rows over what writers
- * locked during the first, then the end under the whole-file lock
- * (repair_redo_watched(), *@cut and *@redone as there).
+ * After a first pass by rows, counting the rows it redoes in *@redone:
+ *  - a second pass by rows over what writers locked during the first, so
+ *    that little is left for the end;
+ *  - the end, with the whole file locked again: the rows writers locked
+ *    during the second pass (every row when they may have gone unseen),
+ *    and the rows added past those the first pass knew of, under stale
+ *    marks taken afresh (a shard a writer failed meanwhile is no source; it
+ *    stays marked).
+ * *@cut comes in as the rows the file had at the start and becomes the
+ * rows the rebuilt shards must keep (for repair_cut()): those up to the
+ * first row anyone locked, and from there on what the objects hold now (a
+ * truncation may have cut them).
  */
-static int repair_rebuild_rows_again(struct repair *rp, uint64_t targets, uint32_t watch_ost,
-				     bool moved, uint64_t *cut, uint64_t *redone)
+static int repair_finish_by_rows(struct repair *rp, uint64_t targets, uint64_t *cut,
+				 uint64_t *redone)
 {
-	uint64_t *lo = calloc(2 * NC_WATCH_MAX, sizeof(*lo));
+	struct nc_watch_rep *rep = calloc(1, sizeof(*rep));
 	bool lost = true;
-	uint32_t n = 0;
+	uint64_t stored;
 	int rc;
 
-	if (!lo)
+	if (!rep)
 		return -ENOMEM;
 	rc = repair_lock(rp);
 	if (!rc) {
-		lost = repair_watch_take(rp, watch_ost, moved, true, lo, lo + NC_WATCH_MAX, &n,
-					 cut) != 0;
+		lost = repair_watch_take(rp, true, rep, cut) != 0;
 		if (!lost)
 			rc = repair_refresh_marks(rp);
 		repair_unlock(rp);
 	}
-	if (!rc && !lost)
-		rc = repair_redo_by_rows(rp, targets, lo, lo + NC_WATCH_MAX, n, watch_ost, &moved,
-					 redone);
-	free(lo);
+	if (!rc && !lost && rep->wr_count) {
+		rc = repair_rows_now(rp, targets, &stored);
+		if (!rc)
+			rc = repair_redo(rp, targets, rep, CL_ALL_ROWS, stored, true, redone);
+	}
 	if (!rc)
 		rc = repair_lock(rp);
+	if (!rc && (lost || repair_watch_take(rp, false, rep, cut))) {
+		rep->wr_count = 1;
+		rep->wr_start[0] = 0;
+		rep->wr_end[0] = CL_ALL_ROWS;
+		*cut = 0;
+	}
 	if (!rc)
-		rc = repair_redo_watched(rp, targets, watch_ost, lost || moved, cut, redone);
+		rc = repair_refresh_marks(rp);
+	if (!rc)
+		rc = repair_rows_now(rp, targets, &stored);
+	if (!rc)
+		rc = repair_redo(rp, targets, rep, rp->rp_rows, stored, false, redone);
+	if (!rc && stored > *cut)
+		*cut = stored;
+	free(rep);
 	return rc;
 }
 
@@ -528,8 +492,6 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 {
 	struct repair *rp = malloc(sizeof(*rp));
 	uint64_t targets = 0, stale = 0, extra = 0, cut;
-	bool by_rows = false, moved = false;
-	uint32_t watch_ost = 0;
 	int rc;
 
 	if (!rp)
@@ -558,26 +520,14 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 	}
 	/* Where the lock OST keeps a watch, the pass locks one row at a time
 	 * and writers of the file go on meanwhile; the rows they lock are
-	 * redone at the end, under the whole-file lock again. */
+	 * redone at the end. */
 	if (!rc && repair_watch(rp, NC_WATCH_START, NULL) == 0) {
-		by_rows = true;
-		watch_ost = rp->rp_lock_ost;
+		rp->rp_by_rows = true;
+		rp->rp_watch_ost = rp->rp_lock_ost;
 		repair_unlock(rp);
 	}
 	for (uint64_t row = 0; !rc && row < rp->rp_rows; row++) {
-		if (by_rows) {
-			uint32_t at;
-
-			rc = repair_row_locked(rp, row, targets, &at);
-			/* That OST did not answer: writers locking where
-			 * this lock went were not watched. */
-			if (!rc && at != watch_ost)
-				moved = true;
-		} else {
-			rc = repair_lock(rp);
-			if (!rc)
-				rc = repair_row(rp, row, targets);
-		}
+		rc = repair_one_row(rp, row, targets, rp->rp_by_rows);
 		if (rc)
 			break;
 		rp->rp_st.rows++;
@@ -586,23 +536,19 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		repair_progress(rp, row + 1);
 	}
 	cut = rp->rp_rows;
-	if (!rc && by_rows)
-		rc = repair_rebuild_rows_again(rp, targets, watch_ost, moved, &cut, &extra);
-	/* Under the lock no writer adds rows: those written before it count. */
-	for (uint64_t row = rp->rp_rows, end = rc || by_rows ? 0 : repair_rows_stored(rp, targets, NULL);
-	     !rc && row < end; row++) {
-		rc = repair_lock(rp);
-		if (!rc)
-			rc = repair_row(rp, row, targets);
-		if (!rc)
-			extra++;
+	if (!rc && rp->rp_by_rows) {
+		rc = repair_finish_by_rows(rp, targets, &cut, &extra);
+	} else if (!rc) {
+		/* Under the lock no writer adds rows: those written before it
+		 * count. */
+		rc = repair_redo(rp, targets, NULL, rp->rp_rows,
+				 repair_rows_stored(rp, targets, NULL), false, &extra);
+		cut += extra;
 	}
 	/* A failure midway leaves the watch: end it rather than wait for
 	 * its lease (it is gone already when the end took it). */
-	if (rc && by_rows)
-		cl_watch(fs, &rp->rp_fid, watch_ost, NC_WATCH_STOP, NULL);
-	if (!by_rows)
-		cut += extra;
+	if (rc && rp->rp_by_rows)
+		cl_watch(fs, &rp->rp_fid, rp->rp_watch_ost, NC_WATCH_STOP, NULL);
 	if (!rc)
 		rc = repair_lock(rp);
 	if (!rc)
@@ -735,12 +681,9 @@ NACRE_API int nacre_scrub_fid(struct nacre_fs *fs, const struct nacre_fid *fid,
 		/* Row by row, each under its own lock: the shard is not stale,
 		 * so writers write it too, and a row repaired from the others
 		 * under its lock stays right; no mark waits for the end. */
-		for (uint64_t r = 0; r < cap && !rc; r++) {
-			uint32_t at;
-
+		for (uint64_t r = 0; r < cap && !rc; r++)
 			if (rows[r])
-				rc = repair_row_locked(rp, r, 1ull << s, &at);
-		}
+				rc = repair_one_row(rp, r, 1ull << s, true);
 	}
 	rp->rp_st.rows = rp->rp_rows;
 	cl_count(fs, CL_CTR_SCRUB_FILES, 1);

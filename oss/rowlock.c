@@ -393,20 +393,12 @@ int oss_watch_fetch(struct oss_locks *ls, const struct nc_fid *fid, uint64_t own
 		ret = -ENOENT;
 		goto out;
 	}
-	for (uint32_t i = 0; i < (*pp)->lw_n; i++) {
-		uint32_t j = i < max ? i : max - 1;
-
-		if (j < *n) {   /* merged into the last one given */
-			if ((*pp)->lw_start[i] < start[j])
-				start[j] = (*pp)->lw_start[i];
-			if ((*pp)->lw_end[i] > end[j])
-				end[j] = (*pp)->lw_end[i];
-			continue;
-		}
-		start[j] = (*pp)->lw_start[i];
-		end[j] = (*pp)->lw_end[i];
-		*n = j + 1;
-	}
+	/* In order: what does not fit merges into the last one given. */
+	*n = (*pp)->lw_n < max ? (*pp)->lw_n : max;
+	memcpy(start, (*pp)->lw_start, *n * sizeof(*start));
+	memcpy(end, (*pp)->lw_end, *n * sizeof(*end));
+	if (*n)
+		end[*n - 1] = (*pp)->lw_end[(*pp)->lw_n - 1];
 	if ((*pp)->lw_expires_ms < now + lease_ms)
 		(*pp)->lw_expires_ms = now + lease_ms;
 out:

@@ -540,9 +540,12 @@ NACRE_API int nacre_rebuild_fid(struct nacre_fs *fs, const struct nacre_fid *fid
 		rc = repair_finish_by_rows(rp, targets, &cut, &extra);
 	} else if (!rc) {
 		/* Under the lock no writer adds rows: those written before it
-		 * count. */
-		rc = repair_redo(rp, targets, NULL, rp->rp_rows,
-				 repair_rows_stored(rp, targets, NULL), false, &extra);
+		 * count, and with fewer than k OSTs answering some may hide. */
+		uint64_t stored;
+
+		rc = repair_rows_now(rp, targets, &stored);
+		if (!rc)
+			rc = repair_redo(rp, targets, NULL, rp->rp_rows, stored, false, &extra);
 		cut += extra;
 	}
 	/* A failure midway leaves the watch: end it rather than wait for

@@ -144,7 +144,8 @@ static void repair_fail(struct repair_run *rr, const char *path,
 
 /* Why a file could not be repaired, in words an administrator can act on:
  * "Transport endpoint is not connected" says less than which OST to look
- * at would, and `nacre osts` shows that. */
+ * at would, and `nacre osts` shows that.  The same errors as scrub's
+ * passing over of an unreachable OST (libclient/repair.c). */
 static const char *repair_strerror(int rc)
 {
 	switch (rc) {
@@ -152,6 +153,7 @@ static const char *repair_strerror(int rc)
 	case -ECONNREFUSED:
 	case -EHOSTDOWN:
 	case -ETIMEDOUT:
+	case -ECONNRESET:
 		return "an OST it needs is down or does not answer (see nacre osts)";
 	default:
 		return nacre_strerror(rc);

@@ -706,4 +706,41 @@ test_16()
 }
 run_test 16 "a rebuild whose lock OST restarted does every row again" test_16
 
+# A rebuild cuts the rebuilt shard to the rows the other objects hold and
+# clears its stale mark only when at least k OSTs answered how far their
+# objects go: fewer could hide rows written before its lock.  An emptied
+# file reaches that point with no row to read, so two OSSes down (three
+# shards out with the stale one) make the rebuild refuse, keep the mark
+# and say which way to look; with them back it goes through.
+test_17()
+{
+	local f=$MNT/ec/emptied lock_ost down rc=0 stale
+	stale_file "$WORK/emptied" "$f" 2 17
+	truncate -s 0 "$f"
+	assert_eq "$(stale_count "$f")" "1" "stale shards after the truncation"
+	lock_ost=$(shard_objects "$f" | awk '$1 == 0 { print $2 }')
+	# Two OSSes other than the stale shard's (2) and the lock OST's.
+	down=$(for i in 0 1 3 4 5; do [ "$i" = "$lock_ost" ] || echo "$i"; done | head -2)
+	echo "lock OST $lock_ost; stopping OSS $(echo $down)"
+	# shellcheck disable=SC2086
+	oss_stop $down
+	"$NACRE" rebuild "$f" 2> "$WORK/17.err" || rc=$?
+	stale=$(stale_count "$f")
+	# shellcheck disable=SC2086
+	oss_start $down
+	cat "$WORK/17.err"
+	assert_eq "$rc" "1" "exit status of a rebuild with fewer than k OSTs answering"
+	assert_eq "$(grep -c 'an OST it needs is down or does not answer (see nacre osts)' \
+		"$WORK/17.err")" "1" "the rebuild's message"
+	assert_eq "$stale" "1" "stale shards after the refused rebuild"
+	rc=0
+	"$NACRE" --json rebuild "$f" > "$WORK/17.json" || rc=$?
+	cat "$WORK/17.json"
+	assert_eq "$rc" "0" "exit status of the rebuild with every OSS up"
+	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/17.json")" "1" "stale marks cleared"
+	assert_eq "$(stat -c %s "$f")" "0" "size of the emptied file"
+	cmp_through_shard_2 /dev/null "$f"
+}
+run_test 17 "a rebuild with fewer than k OSTs answering keeps its stale mark" test_17
+
 finish

@@ -6,7 +6,8 @@
  * (bench_target.c): libnacre (the public client API), the FUSE mount (POSIX
  * calls on the mount point) and a plain local directory on the same disk,
  * the machine's own limit measured in the same run.  A fourth, "tcp", is the
- * loopback TCP limit (bench_tcp.c).  Every figure goes into one list
+ * loopback TCP limit (bench_tcp.c), and a fifth, "fuse_limit", what an
+ * empty FUSE filesystem gives the small-file readers (bench_fuse_limit.c).  Every figure goes into one list
  * (bench_report.c) that prints as tables or as one JSON object, each figure
  * with its ratio to the same figure on the local directory.
  *
@@ -18,6 +19,8 @@
  *   bench_tcp.c     memory-to-memory throughput over loopback TCP
  *   bench_small.c   many small files written, then read in a random order,
  *                   in a packing directory and a plain one
+ *   bench_fuse_limit.c  an empty FUSE filesystem served from memory: what
+ *                   the mount's small-file reads could reach at best
  *
  * Exit status: 0 success, 1 an I/O or setup error, 2 bad usage, 3 data read
  * back differs from what was written, 128 + N stopped by signal N (its
@@ -49,6 +52,7 @@ enum bench_kind {
 	BENCH_FUSE,
 	BENCH_LOCAL,
 	BENCH_TCP,
+	BENCH_FUSE_LIMIT,
 	BENCH_NKINDS,
 };
 
@@ -59,6 +63,10 @@ struct bench_fh {
 };
 
 struct bench_target;
+
+/* The targets of a run's files; the last two are limits measured by
+ * nacre-bench itself. */
+#define BENCH_NTARGETS (BENCH_LOCAL + 1)
 
 /* One target's file and namespace calls; names are relative to the target's
  * bench directory.  All return 0 (or a byte count) or -errno / -NC_E_*. */
@@ -140,7 +148,7 @@ enum bench_pack {
 /* The run-wide state the workloads share. */
 struct bench_run {
 	const struct bench_cfg *br_cfg;
-	struct bench_target br_tgt[BENCH_NKINDS - 1];
+	struct bench_target br_tgt[BENCH_NTARGETS];
 	unsigned int br_ntgt;
 	bool br_drop_ok;                /* drop_caches works here */
 	bool br_direct;                 /* O_DIRECT for uncached POSIX reads */
@@ -148,6 +156,7 @@ struct bench_run {
 	char br_pack_why[256];          /* why packing is not measured */
 	char br_pack_layout[96];        /* the packs' layout, as text ("": unknown) */
 	uint64_t br_small_bytes[BENCH_MAX_LIST]; /* per size, all files */
+	struct bench_fuse_limit *br_limit; /* the FUSE limit's server, or NULL */
 };
 
 /* ---- bench_target.c ---- */
@@ -226,8 +235,28 @@ int bench_tcp(struct bench_run *run);
 /* Returns -EILSEQ when a file read back has the wrong size (already
  * reported); other wrong data is reported by bench_mismatch_report(). */
 int bench_small(struct bench_run *run);
+/* The sizes of the files of small-file size number @idx of the run, as
+ * the workload makes them (*@sizes: bc_small_files entries, malloc'd),
+ * and the pattern id of the first. */
+int bench_small_sizes(const struct bench_cfg *cfg, unsigned int idx, uint32_t **sizes,
+		      uint32_t *id0);
 /* "4k", "128k", "1m", "1000" (bytes) or "mixed": the param of a size. */
 const char *bench_small_name(uint32_t size, char *buf, size_t len);
+
+/* ---- bench_fuse_limit.c ---- */
+
+struct bench_fuse_limit;
+
+/* Starts a process serving an empty FUSE filesystem with the run's small
+ * files (bench_small_sizes()), mounted on a new directory under $TMPDIR
+ * (else /tmp), with
+ * the kernel readahead of the mount (cfg->bc_mount).  Call before any
+ * thread starts.  -errno where it cannot run (libfuse says why). */
+int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit **out);
+/* Stops it (it unmounts) and removes its directory; NULL is ignored. */
+void bench_fuse_limit_stop(struct bench_fuse_limit *fl);
+/* Its mount point: the run's files are small/PARAM-%07u under it. */
+const char *bench_fuse_limit_dir(const struct bench_fuse_limit *fl);
 
 /* ---- bench_report.c ---- */
 

@@ -43,6 +43,7 @@ static const char *const br_kind_names[BENCH_NKINDS] = {
 	[BENCH_FUSE] = "fuse",
 	[BENCH_LOCAL] = "local",
 	[BENCH_TCP] = "tcp",
+	[BENCH_FUSE_LIMIT] = "fuse_limit",
 };
 
 const char *bench_kind_name(enum bench_kind kind)
@@ -387,6 +388,26 @@ static const struct br_fig *br_small_find(unsigned int col,
 		       BENCH_SMALL_WORKERS, metric);
 }
 
+/* The FUSE limit's cold read of the files of @size, and the mount's as a
+ * share of it (pack on, pack off). */
+static void br_small_limit(const char *size)
+{
+	const struct br_fig *l = br_find(BENCH_FUSE_LIMIT, "small_read", size,
+					 BENCH_SMALL_WORKERS, "mbps");
+	const struct br_fig *lf = br_find(BENCH_FUSE_LIMIT, "small_read", size,
+					  BENCH_SMALL_WORKERS, "files_per_s");
+
+	if (l == NULL || lf == NULL)
+		return;
+	printf("%-10s fuse limit (an empty FUSE filesystem in memory, the same readers): "
+	       "%.0f files/s, %.1f MB/s;\n%-10s fuse pack on", "read cold", lf->bf_value,
+	       l->bf_value, "");
+	br_ratio_value(br_over(br_small_find(2, "small_read", size, "mbps"), l, 1), 5);
+	printf(", fuse pack off");
+	br_ratio_value(br_over(br_small_find(3, "small_read", size, "mbps"), l, 1), 5);
+	printf(" of it\n");
+}
+
 static void br_small_table(const struct bench_run *run, unsigned int idx)
 {
 	static const struct {
@@ -453,6 +474,7 @@ static void br_small_table(const struct bench_run *run, unsigned int idx)
 		br_ratio_value(br_pack_ratio(br_small_find(2, w, name, "mbps")), 8);
 		printf("\n");
 	}
+	br_small_limit(name);
 }
 
 static void br_small_tables(const struct bench_run *run)

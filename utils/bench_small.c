@@ -6,7 +6,9 @@
  * workers in one shuffled order, twice: cold (caches dropped, libnacre on a
  * new connection) and warm.  The targets are libnacre and the mount, each
  * in a directory whose default layout packs small files
- * (NACRE_LAYOUT_PACK) and in a plain one, and the local directory.
+ * (NACRE_LAYOUT_PACK) and in a plain one, and the local directory; with
+ * the mount, the cold reads also run on an empty FUSE filesystem served
+ * from memory (bench_fuse_limit.c), the most the mount could give.
  *
  * libnacre readers take their share in batches with nacre_read_many(); the
  * POSIX readers open, read and close each file.  A write phase is timed
@@ -603,6 +605,8 @@ static const char *bsm_label(const struct bsm_tgt *mt)
 {
 	if (mt->mt_t->bt_kind == BENCH_LOCAL)
 		return "local";
+	if (mt->mt_t->bt_kind == BENCH_FUSE_LIMIT)
+		return "fuse limit";
 	if (mt->mt_t->bt_kind == BENCH_LIBNACRE)
 		return mt->mt_pack ? "libnacre pack on" : "libnacre pack off";
 	return mt->mt_pack ? "fuse pack on" : "fuse pack off";
@@ -728,6 +732,55 @@ out_unlink:
 	ph.p_mode = BSM_UNLINK;
 	rc2 = bsm_phase_run(&ph, &secs);
 	return rc < 0 ? rc : rc2;
+}
+
+/* The FUSE limit (bench_fuse_limit.c): the files read cold by the same
+ * readers as the mount's; nothing to write or remove. */
+static int bsm_limit_run(struct bench_run *run, struct bsm_tgt *mt, const struct bsm_set *set)
+{
+	struct bsm_phase ph = { .p_tgt = mt, .p_set = set, .p_mode = BSM_READ };
+	double secs;
+	int rc;
+
+	bench_note("%s: small files, %s, %u files", bsm_label(mt), set->s_param, set->s_n);
+	if (run->br_drop_ok)
+		bench_drop_caches();
+	ph.p_flags = run->br_direct ? O_DIRECT : 0;
+	rc = bsm_phase_run(&ph, &secs);
+	if (rc == 0)
+		rc = bsm_figs(mt, set, "small_read", secs);
+	return rc;
+}
+
+/* The target of the FUSE limit's server; false where none runs. */
+static bool bsm_limit_target(struct bench_run *run, struct bench_target *t, struct bsm_tgt *mt)
+{
+	if (run->br_limit == NULL ||
+	    bench_target_init_posix(t, BENCH_FUSE_LIMIT, bench_fuse_limit_dir(run->br_limit)) < 0)
+		return false;
+	/* Its files lie at its root, not in a bench directory of our own. */
+	snprintf(t->bt_dir, sizeof(t->bt_dir), "%s", bench_fuse_limit_dir(run->br_limit));
+	memset(mt, 0, sizeof(*mt));
+	mt->mt_t = t;
+	mt->mt_dir = "small";
+	mt->mt_ready = true;
+	return true;
+}
+
+int bench_small_sizes(const struct bench_cfg *cfg, unsigned int idx, uint32_t **sizes,
+		      uint32_t *id0)
+{
+	struct bsm_set set;
+	int rc;
+
+	rc = bsm_set_init(&set, cfg->bc_small_sizes[idx], idx, cfg->bc_small_files);
+	if (rc < 0)
+		return rc;
+	*sizes = set.s_size;
+	*id0 = set.s_id0;
+	set.s_size = NULL;
+	bsm_set_free(&set);
+	return 0;
 }
 
 /* ---- the directories ---- */
@@ -860,7 +913,9 @@ int bench_small(struct bench_run *run)
 {
 	const struct bench_cfg *cfg = run->br_cfg;
 	struct nacre_fs *fs = bsm_fs(run);
-	struct bsm_tgt mt[5];
+	struct bench_target limit;
+	struct bsm_tgt mt[5], lmt;
+	bool with_limit;
 	struct bsm_set set;
 	unsigned int i, j, n;
 	int rc = 0, rc2;
@@ -870,6 +925,7 @@ int bench_small(struct bench_run *run)
 	n = bsm_targets(run, mt);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = bsm_dir_setup(run, fs, &mt[i]);
+	with_limit = bsm_limit_target(run, &limit, &lmt);
 	for (i = 0; i < cfg->bc_nsmall && rc == 0; i++) {
 		rc = bsm_set_init(&set, cfg->bc_small_sizes[i], i,
 				  cfg->bc_small_files);
@@ -882,6 +938,8 @@ int bench_small(struct bench_run *run)
 		for (j = 0; j < n && rc == 0; j++)
 			if (mt[j].mt_ready)
 				rc = bsm_target_run(run, &mt[j], &set, fs);
+		if (with_limit && rc == 0)
+			rc = bsm_limit_run(run, &lmt, &set);
 		bsm_set_free(&set);
 	}
 	rc2 = bsm_dirs_fini(mt, n);

@@ -566,6 +566,11 @@ int main(int argc, char **argv)
 	if (!run.br_drop_ok)
 		bench_note("cannot drop the page cache here: fuse and local "
 			   "uncached reads use O_DIRECT instead");
+	/* Forked before any thread starts. */
+	if (cfg.bc_mount && (cfg.bc_only & BENCH_W_SMALL) &&
+	    bench_fuse_limit_start(&cfg, &run.br_limit) < 0)
+		bench_note("the FUSE limit of small-file reads is not measured: no FUSE "
+			   "filesystem of its own could be mounted");
 	bench_catch_signals();
 	rc = nb_setup(&run, &fs);
 	if (rc == 0 && !cfg.bc_json)
@@ -573,6 +578,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = nb_workloads(&run);
 	nb_teardown(&run, fs);
+	bench_fuse_limit_stop(run.br_limit);
 	sig = bench_stop_signal();
 	if (sig) {
 		fprintf(stderr, "nacre-bench: stopped by %s; its files and "

@@ -5,10 +5,11 @@
 # through libnacre, the FUSE mount and a local directory prints one JSON
 # object with positive figures for every target and the loopback TCP limit,
 # each with its ratio to the local directory, and small-file figures with
-# packing on and off; a run whose verifier expects one wrong byte must exit
-# 3, so the check of the data read is real (for the small files too); bad
-# usage exits 2; a run stopped by SIGINT or SIGTERM removes its files; and
-# nothing is left behind.
+# packing on and off and on an empty FUSE filesystem (the mount's limit); a
+# run whose verifier expects one wrong byte must exit 3, so the check of
+# the data read is real (for the small files too); bad usage exits 2; a run
+# stopped by SIGINT or SIGTERM removes its files; a run killed outright
+# takes its FUSE filesystem with it; and nothing is left behind.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -34,6 +35,8 @@ if e2e_sanitized; then
 fi
 
 cluster_up
+# nacre-bench mounts its empty FUSE filesystem (the small-file limit) here.
+export TMPDIR=$CDIR
 # The local directory lives beside the OSTs, on the same disk.
 LOCAL=$(mktemp -d "$CDIR/bench-local.XXXXXX")
 
@@ -50,6 +53,12 @@ assert_clean()
 
 	left=$(find "$LOCAL" "$MNT" -maxdepth 1 -name 'nacre-bench.*' | head -n 5)
 	assert_eq "$left" "" "bench directories left behind"
+	# The empty FUSE filesystem of the small-file limit: unmounted, its
+	# directory gone, its server stopped.
+	left=$(find "$TMPDIR" -maxdepth 1 -name 'nacre-bench-fuse.*' | head -n 5)
+	assert_eq "$left" "" "FUSE limit directories left behind"
+	assert_eq "$(grep -c " $TMPDIR/nacre-bench-fuse" /proc/mounts)" "0" \
+		"FUSE limit mounts left behind"
 }
 
 # The checks of test 1 on the JSON document on stdin.
@@ -58,7 +67,7 @@ import json, sys
 d = json.load(sys.stdin)
 figs = d["figures"]
 targets = {f["target"] for f in figs}
-assert targets == {"libnacre", "fuse", "local", "tcp"}, targets
+assert targets == {"libnacre", "fuse", "local", "tcp", "fuse_limit"}, targets
 for f in figs:
     assert isinstance(f["value"], (int, float)) and f["value"] > 0, f
     assert f["unit"] and f["name"], f
@@ -101,7 +110,11 @@ for size in d["small_sizes"]:
                 if pack:
                     r = f["ratio_to_pack_off"]
                     assert isinstance(r, (int, float)) and r > 0, f
-assert len(small) == 4 * 3 * 5 * 2, len(small)
+# The empty FUSE filesystem: cold reads only, of every size.
+for size in d["small_sizes"]:
+    for m in ("files_per_s", "mbps"):
+        assert ("fuse_limit", "small_read.%s.c4.%s" % (size, m)) in small, (size, m)
+assert len(small) == 4 * 3 * 5 * 2 + 4 * 2, len(small)
 print(len(figs), "figures, all positive, with ratios")
 '
 
@@ -115,7 +128,9 @@ assert d["small_sizes"] == ["1000", "mixed"], d["small_sizes"]
 assert d["small_bytes"][0] == 40 * 1000, d["small_bytes"]
 assert {f["workload"] for f in figs} == \
     {"small_write", "small_read", "small_read_warm"}, figs
-assert len(figs) == 2 * 3 * 5 * 2, len(figs)
+assert len(figs) == 2 * 3 * 5 * 2 + 2 * 2, len(figs)
+assert sum(f["target"] == "fuse_limit" and f["workload"] == "small_read"
+           for f in figs) == 2 * 2, figs
 for f in figs:
     assert f["value"] > 0, f
     if f["metric"] == "mbps":
@@ -288,10 +303,33 @@ test_6()
 	assert_eq "$(ls -A "$MNT")" "" "entries left in the filesystem"
 }
 
-run_test 1 "quick run: JSON figures for libnacre, fuse, local and tcp" test_1
+# The empty FUSE filesystem's server goes with a run that is killed
+# outright: it unmounts and removes its directory.
+test_7()
+{
+	local pid mnt
+
+	"$BENCH" --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --local "$LOCAL" \
+		--mount "$MNT" --only small --small-files 400 --small-sizes 4k \
+		> /dev/null 2> "$CDIR/bench-kill.err" &
+	pid=$!
+	wait_until 60 grep -q -e "libnacre pack on: small" "$CDIR/bench-kill.err" || true
+	mnt=$(grep " $TMPDIR/nacre-bench-fuse" /proc/mounts | awk '{ print $2 }')
+	kill -9 "$pid"
+	wait "$pid" || true
+	cat "$CDIR/bench-kill.err"
+	assert_eq "$([ -n "$mnt" ] && echo mounted)" "mounted" "the FUSE limit mounted during the run"
+	wait_until 20 eval '! grep -q " $mnt " /proc/mounts && [ ! -e "$mnt" ]' || true
+	# What the killed run made is removed by hand.
+	rm -rf "$LOCAL"/nacre-bench.* "$MNT"/nacre-bench.*
+	assert_clean
+}
+
+run_test 1 "quick run: JSON figures for libnacre, fuse, local, tcp and the FUSE limit" test_1
 run_test 2 "a wrong byte fails verification with exit 3" test_2
 run_test 3 "bad usage exits 2, a wrong fsname 1" test_3
 run_test 4 "small files only: odd sizes, every target, no sequential reference" test_4
 run_test 5 "--repeat 3: every sequential figure is the median of three runs" test_5
 run_test 6 "SIGINT or SIGTERM stops a run and removes its files" test_6
+run_test 7 "a run killed outright takes its empty FUSE filesystem with it" test_7
 finish

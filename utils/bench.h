@@ -157,6 +157,7 @@ struct bench_run {
 	char br_pack_layout[96];        /* the packs' layout, as text ("": unknown) */
 	uint64_t br_small_bytes[BENCH_MAX_LIST]; /* per size, all files */
 	struct bench_fuse_limit *br_limit; /* the FUSE limit's server, or NULL */
+	struct bench_target br_limit_tgt;  /* its files, where br_limit is set */
 };
 
 /* ---- bench_target.c ---- */
@@ -230,6 +231,10 @@ void bench_thread_ready(void);
 /* ---- the workloads ---- */
 
 int bench_seq(struct bench_run *run);
+/* Calls @fn with the name (under the bench directory) and pattern id of
+ * every file the sequential workload makes, in the order it makes them. */
+typedef void (*bench_seq_file_fn)(void *arg, const char *name, uint32_t id);
+void bench_seq_files(const struct bench_cfg *cfg, bench_seq_file_fn fn, void *arg);
 int bench_meta(struct bench_run *run);
 int bench_tcp(struct bench_run *run);
 /* Returns -EILSEQ when a file read back has the wrong size (already
@@ -248,11 +253,13 @@ const char *bench_small_name(uint32_t size, char *buf, size_t len);
 struct bench_fuse_limit;
 
 /* Starts a process serving an empty FUSE filesystem with the run's small
- * files (bench_small_sizes()), mounted on a new directory under $TMPDIR
- * (else /tmp), with
- * the kernel readahead of the mount (cfg->bc_mount).  Call before any
- * thread starts.  -errno where it cannot run (libfuse says why). */
+ * files (bench_small_sizes()) and sequential files (bench_seq_files()),
+ * mounted on a new directory under $TMPDIR (else /tmp), with the kernel
+ * readahead of the mount (cfg->bc_mount).  Call before any thread starts.
+ * -errno where it cannot run (libfuse says why). */
 int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit **out);
+/* @t becomes a POSIX target whose directory is the limit's root. */
+int bench_fuse_limit_target(const struct bench_fuse_limit *fl, struct bench_target *t);
 /* Stops it (it unmounts) and removes its directory; NULL is ignored. */
 void bench_fuse_limit_stop(struct bench_fuse_limit *fl);
 /* Its mount point: the run's files are small/PARAM-%07u under it. */

@@ -1,26 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nacre-bench's FUSE limit: an empty FUSE filesystem served from memory
- * on libfuse's low-level interface, as mount.nacre is, by a process of
- * its own, as mount.nacre is (threads of the bench's own process would
- * switch to each other more cheaply than to another process).  It holds
- * nothing but the run's small files, every size at once, their bytes made
- * from the bench pattern as they are read.  The readers that read the
- * mount read it the same way (open, read, close, in the same random
- * order), so what it gives is what the kernel's FUSE path and a server
- * that does no work allow on this machine: the mount's own limit, as the
- * loopback TCP run is the network's.
+ * on libfuse's low-level interface by a process of its own, as the mount
+ * is by mount.nacre (threads of the bench's own process would switch to
+ * each other more cheaply than to another process).  It holds nothing but
+ * the run's files, their bytes made from the bench pattern as they are
+ * read: the small files of every size in "small", and the files of every
+ * sequential configuration at the root.  The readers that read the mount
+ * read it the same way (the same calls, requests and order), so what it
+ * gives is what the kernel's FUSE path and a server that does no work
+ * allow on this machine: the mount's own limit, as the loopback TCP run
+ * is the network's.
  *
- * Inodes: 1 the root, 2 the directory "small", then one per file, each
- * size's numbered apart.  Files are opened without keep_cache, as the
- * mount opens a file it has not read before, so every open of a run reads
- * through the server; read-only handles need no FLUSH.  The kernel's
- * readahead window is the mount's (its sysfs value copied), so that a
- * file takes as many READ requests on both.
+ * Inodes: 1 the root, 2 the directory "small", then one per small file,
+ * each size's numbered apart, then one per sequential file.  Files are
+ * opened without keep_cache, as the mount opens a file it has not read
+ * before, so every open of a run reads through the server; read-only
+ * handles need no FLUSH.  The kernel's readahead window and the largest
+ * request are the mount's (the readahead's sysfs value is copied), so
+ * that a file takes as many READ requests on both.
  *
  * The server is forked before the bench starts any thread and mounts on a
- * new directory under $TMPDIR (else /tmp); it ends when the bench sends SIGTERM, or dies
- * (PR_SET_PDEATHSIG), and unmounts.
+ * new directory under $TMPDIR (else /tmp); it ends when the bench sends
+ * SIGTERM, or dies (PR_SET_PDEATHSIG), and unmounts.
  */
 #include "config.h"
 
@@ -60,10 +62,21 @@ struct bfl_set {
 	fuse_ino_t sf_ino0;
 };
 
+/* A file of the sequential workload, at the root. */
+struct bfl_seq {
+	char sq_name[64];
+	uint32_t sq_id;
+};
+
 /* The server's state (in the child). */
 struct bfl_srv {
 	struct bfl_set fs_sets[BENCH_MAX_LIST];
 	unsigned int fs_nsets;
+	struct bfl_seq *fs_seq;         /* inodes from fs_seq_ino0 on */
+	unsigned int fs_nseq, fs_seq_cap;
+	fuse_ino_t fs_seq_ino0;
+	uint64_t fs_seq_size;           /* bytes of each */
+	bool fs_seq_nomem;
 	unsigned long fs_ra_kb;         /* the mount's readahead window; 0: unknown */
 };
 
@@ -78,26 +91,30 @@ static struct bfl_srv *bfl_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* The set and file number of @ino; false where it is no file. */
-static bool bfl_file(const struct bfl_srv *fs, fuse_ino_t ino, const struct bfl_set **set,
-		     unsigned int *i)
+/* The pattern id and size of file @ino; false where it is no file. */
+static bool bfl_file(const struct bfl_srv *fs, fuse_ino_t ino, uint32_t *id, uint64_t *size)
 {
 	for (unsigned int k = 0; k < fs->fs_nsets; k++) {
 		const struct bfl_set *sf = &fs->fs_sets[k];
 
 		if (ino >= sf->sf_ino0 && ino - sf->sf_ino0 < sf->sf_n) {
-			*set = sf;
-			*i = (unsigned int)(ino - sf->sf_ino0);
+			*id = sf->sf_id0 + (uint32_t)(ino - sf->sf_ino0);
+			*size = sf->sf_size[ino - sf->sf_ino0];
 			return true;
 		}
+	}
+	if (ino >= fs->fs_seq_ino0 && ino - fs->fs_seq_ino0 < fs->fs_nseq) {
+		*id = fs->fs_seq[ino - fs->fs_seq_ino0].sq_id;
+		*size = fs->fs_seq_size;
+		return true;
 	}
 	return false;
 }
 
 static bool bfl_stat(const struct bfl_srv *fs, fuse_ino_t ino, struct stat *st)
 {
-	const struct bfl_set *sf;
-	unsigned int i;
+	uint64_t size;
+	uint32_t id;
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -108,11 +125,11 @@ static bool bfl_stat(const struct bfl_srv *fs, fuse_ino_t ino, struct stat *st)
 		st->st_nlink = 2;
 		return true;
 	}
-	if (!bfl_file(fs, ino, &sf, &i))
+	if (!bfl_file(fs, ino, &id, &size))
 		return false;
 	st->st_mode = S_IFREG | 0444;
 	st->st_nlink = 1;
-	st->st_size = sf->sf_size[i];
+	st->st_size = (off_t)size;
 	st->st_blocks = (st->st_size + 511) / 512;
 	return true;
 }
@@ -126,6 +143,8 @@ static void bfl_init(void *userdata, struct fuse_conn_info *conn)
 		ra = UINT32_MAX;
 	if (conn->max_readahead < ra)
 		conn->max_readahead = (unsigned int)ra;
+	/* As mount.nacre's: it also lets a READ carry 1 MiB. */
+	conn->max_write = BFL_READ_MAX;
 	conn->want |= conn->capable & FUSE_CAP_ASYNC_READ;
 }
 
@@ -155,6 +174,10 @@ static void bfl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.ino = BFL_DIR_INO;
 	else if (parent == BFL_DIR_INO)
 		e.ino = bfl_name(fs, name);
+	else if (parent == FUSE_ROOT_ID)
+		for (unsigned int i = 0; i < fs->fs_nseq && !e.ino; i++)
+			if (strcmp(name, fs->fs_seq[i].sq_name) == 0)
+				e.ino = fs->fs_seq_ino0 + i;
 	if (e.ino == 0 || !bfl_stat(fs, e.ino, &e.attr)) {
 		fuse_reply_err(req, ENOENT);
 		return;
@@ -178,10 +201,10 @@ static void bfl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 static void bfl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	const struct bfl_set *sf;
-	unsigned int i;
+	uint64_t size;
+	uint32_t id;
 
-	if (!bfl_file(bfl_of(req), ino, &sf, &i)) {
+	if (!bfl_file(bfl_of(req), ino, &id, &size)) {
 		fuse_reply_err(req, ino == FUSE_ROOT_ID || ino == BFL_DIR_INO ? EISDIR : ENOENT);
 		return;
 	}
@@ -197,18 +220,16 @@ static void bfl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void bfl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	const struct bfl_set *sf;
-	unsigned int i;
 	uint64_t fsize;
 	size_t head;
+	uint32_t id;
 	char *buf;
 
 	(void)fi;
-	if (!bfl_file(bfl_of(req), ino, &sf, &i)) {
+	if (!bfl_file(bfl_of(req), ino, &id, &fsize)) {
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	fsize = sf->sf_size[i];
 	if (off < 0 || (uint64_t)off >= fsize) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -226,9 +247,9 @@ static void bfl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	/* Whole words, then the tail: the pattern goes byte by byte on
 	 * anything unaligned. */
 	head = size & ~(size_t)7;
-	bench_pattern_fill(buf, head, sf->sf_id0 + i, (uint64_t)off);
+	bench_pattern_fill(buf, head, id, (uint64_t)off);
 	if (head < size)
-		bench_pattern_fill(buf + head, size - head, sf->sf_id0 + i, (uint64_t)off + head);
+		bench_pattern_fill(buf + head, size - head, id, (uint64_t)off + head);
 	fuse_reply_buf(req, buf, size);
 	free(buf);
 }
@@ -293,6 +314,25 @@ static void bfl_ra_set(const char *path, unsigned long kb)
 		bench_note("fuse limit: could not set %s", file);
 }
 
+static void bfl_seq_add(void *arg, const char *name, uint32_t id)
+{
+	struct bfl_srv *fs = arg;
+
+	if (fs->fs_nseq == fs->fs_seq_cap) {
+		unsigned int cap = fs->fs_seq_cap ? 2 * fs->fs_seq_cap : 64;
+		struct bfl_seq *v = realloc(fs->fs_seq, cap * sizeof(*v));
+
+		if (!v) {
+			fs->fs_seq_nomem = true;
+			return;
+		}
+		fs->fs_seq = v;
+		fs->fs_seq_cap = cap;
+	}
+	snprintf(fs->fs_seq[fs->fs_nseq].sq_name, sizeof(fs->fs_seq[0].sq_name), "%s", name);
+	fs->fs_seq[fs->fs_nseq++].sq_id = id;
+}
+
 /* The child: builds the files, mounts, says so on @ready, serves until
  * SIGTERM. */
 static int bfl_serve(const struct bench_cfg *cfg, const char *mnt, unsigned long ra_kb,
@@ -308,7 +348,7 @@ static int bfl_serve(const struct bench_cfg *cfg, const char *mnt, unsigned long
 
 	memset(&fs, 0, sizeof(fs));
 	fs.fs_ra_kb = ra_kb;
-	for (unsigned int k = 0; k < cfg->bc_nsmall; k++) {
+	for (unsigned int k = 0; (cfg->bc_only & BENCH_W_SMALL) && k < cfg->bc_nsmall; k++) {
 		struct bfl_set *sf = &fs.fs_sets[fs.fs_nsets++];
 
 		bench_small_name(cfg->bc_small_sizes[k], sf->sf_param, sizeof(sf->sf_param));
@@ -319,6 +359,12 @@ static int bfl_serve(const struct bench_cfg *cfg, const char *mnt, unsigned long
 		sf->sf_ino0 = ino;
 		ino += sf->sf_n;
 	}
+	if (cfg->bc_only & BENCH_W_SEQ)
+		bench_seq_files(cfg, bfl_seq_add, &fs);
+	if (fs.fs_seq_nomem)
+		return 1;
+	fs.fs_seq_ino0 = ino;
+	fs.fs_seq_size = cfg->bc_size;
 	se = fuse_session_new(&args, &bfl_ops, sizeof(bfl_ops), &fs);
 	if (!se)
 		return 1;
@@ -436,4 +482,15 @@ void bench_fuse_limit_stop(struct bench_fuse_limit *fl)
 const char *bench_fuse_limit_dir(const struct bench_fuse_limit *fl)
 {
 	return fl->fl_mnt;
+}
+
+int bench_fuse_limit_target(const struct bench_fuse_limit *fl, struct bench_target *t)
+{
+	int rc = bench_target_init_posix(t, BENCH_FUSE_LIMIT, fl->fl_mnt);
+
+	if (rc < 0)
+		return rc;
+	/* Its files lie at its root, not in a bench directory of our own. */
+	snprintf(t->bt_dir, sizeof(t->bt_dir), "%s", fl->fl_mnt);
+	return 0;
 }

@@ -250,22 +250,34 @@ static const char *br_req_text(const char *param)
 	return param;
 }
 
+static void br_ratio_value(double r, int width)
+{
+	if (isnan(r))
+		printf(" %*s", width, "-");
+	else
+		printf(" %*.2f", width, r);
+}
+
 static void br_seq_table(const struct bench_run *run, const char *workload,
 			 const char *title, const char *param)
 {
 	const struct bench_cfg *cfg = run->br_cfg;
 	bool is_read = strncmp(workload, "seq_read", 8) == 0;
+	/* The FUSE limit reads cold only, and runs with the mount only. */
+	bool limit = strcmp(workload, "seq_read") == 0 && run->br_limit != NULL;
 	unsigned int i, k;
 
 	printf("\n%s, %s requests\n", title, br_req_text(param));
 	printf("%-7s", "");
 	for (k = 0; k <= BENCH_LOCAL; k++)
 		printf(" %-28s", bench_kind_name(k));
-	printf(" %-17s%s\n", "ratio to local", is_read ? " tcp" : "");
+	printf(" %-17s%s%s\n", "ratio to local", is_read ? " tcp" : "",
+	       limit ? "      fuse limit" : "");
 	printf("%-7s", "streams");
 	for (k = 0; k <= BENCH_LOCAL; k++)
 		printf(" %8s %8s %10s", "mean ms", "p99 ms", "GB/s");
-	printf(" %8s %8s%s\n", "libnacre", "fuse", is_read ? "     GB/s" : "");
+	printf(" %8s %8s%s%s\n", "libnacre", "fuse", is_read ? "     GB/s" : "",
+	       limit ? "     GB/s fuse/lim" : "");
 	for (i = 0; i < cfg->bc_nstreams; i++) {
 		unsigned int n = cfg->bc_streams[i];
 
@@ -279,6 +291,12 @@ static void br_seq_table(const struct bench_run *run, const char *workload,
 		br_ratio_cell(BENCH_FUSE, workload, param, n, "gbps", 8);
 		if (is_read)
 			br_cell(BENCH_TCP, "tcp", "1m", n, "gbps", 8, 3);
+		if (limit) {
+			br_cell(BENCH_FUSE_LIMIT, workload, param, n, "gbps", 8, 3);
+			br_ratio_value(br_over(br_find(BENCH_FUSE, workload, param, n, "gbps"),
+					       br_find(BENCH_FUSE_LIMIT, workload, param, n, "gbps"),
+					       1), 8);
+		}
 		printf("\n");
 	}
 }
@@ -351,14 +369,6 @@ static void br_fig_cell(const struct br_fig *f, int width, int prec)
 		printf(" %*s", width, "-");
 	else
 		printf(" %*.*f", width, prec, f->bf_value);
-}
-
-static void br_ratio_value(double r, int width)
-{
-	if (isnan(r))
-		printf(" %*s", width, "-");
-	else
-		printf(" %*.2f", width, r);
 }
 
 /* The five columns of the small-file tables. */

@@ -6,7 +6,9 @@
  * reads over the files of the last configuration.
  *
  * Writes are timed up to the fsync and close of every stream, so each
- * target's figure is for data made durable.  Reads start after the page
+ * target's figure is for data made durable.  With the FUSE limit
+ * (bench_fuse_limit.c), which serves the same files from memory, each
+ * configuration's cold read is run there too.  Reads start after the page
  * cache was dropped; where that is not allowed the POSIX targets read with
  * O_DIRECT instead (and the output says so).
  */
@@ -467,7 +469,9 @@ static int bs_random_target(struct bench_run *run, struct bench_target *t,
 	return 0;
 }
 
-static void bs_config_init(struct bs_config *cf, size_t req, unsigned int n,
+/* Each run of a configuration (--repeat) has names of its own, as it has
+ * bytes of its own: the FUSE limit serves every file by its name. */
+static void bs_config_init(struct bs_config *cf, size_t req, unsigned int n, unsigned int run,
 			   uint32_t *next_id)
 {
 	unsigned int i;
@@ -476,9 +480,33 @@ static void bs_config_init(struct bs_config *cf, size_t req, unsigned int n,
 	cf->cf_n = n;
 	for (i = 0; i < n; i++) {
 		cf->cf_files[i].bf_id = (*next_id)++;
-		snprintf(cf->cf_files[i].bf_name, sizeof(cf->cf_files[i].bf_name),
-			 "seq-%zuk-%u-%u", req >> 10, n, i);
+		if (run == 0)
+			snprintf(cf->cf_files[i].bf_name, sizeof(cf->cf_files[i].bf_name),
+				 "seq-%zuk-%u-%u", req >> 10, n, i);
+		else
+			snprintf(cf->cf_files[i].bf_name, sizeof(cf->cf_files[i].bf_name),
+				 "seq-%zuk-%u-%u.r%u", req >> 10, n, i, run);
 	}
+}
+
+/* The FUSE limit (bench_fuse_limit.c), which serves the same files: the
+ * cold read alone, as the mount's is read. */
+static int bs_limit_read(struct bench_run *run, const struct bs_config *cf)
+{
+	struct bench_target *t = &run->br_limit_tgt;
+	struct bs_stream ss[BENCH_MAX_THREADS];
+	struct bs_result res;
+	char param[24];
+	int rc;
+
+	bs_size_name(cf->cf_req, param, sizeof(param));
+	bench_note("%s: sequential %s reads, %u stream%s", t->bt_name, param, cf->cf_n,
+		   cf->cf_n == 1 ? "" : "s");
+	bs_streams_init(ss, t, cf, run->br_cfg->bc_size, BS_READ, bs_uncached(run, t));
+	rc = bs_run(ss, cf->cf_n, &res);
+	if (rc == 0)
+		rc = bs_seq_figs(t, "seq_read", param, cf->cf_n, &res, cf->cf_req);
+	return rc;
 }
 
 /* One configuration on every target; the last one's files stay for the
@@ -499,12 +527,16 @@ static int bs_config_run(struct bench_run *run, const struct bs_config *cf,
 		if (rc == 0)
 			rc = rc2;
 	}
+	if (rc == 0 && run->br_limit)
+		rc = bs_limit_read(run, cf);
 	return rc;
 }
 
-int bench_seq(struct bench_run *run)
+/* Calls @fn for every configuration in the order they run; stops at the
+ * first error it returns. */
+typedef int (*bs_config_fn)(void *arg, const struct bs_config *cf, bool last);
+static int bs_configs(const struct bench_cfg *cfg, bs_config_fn fn, void *arg)
 {
-	const struct bench_cfg *cfg = run->br_cfg;
 	struct bs_config cf;
 	uint32_t next_id = 1;
 	unsigned int i, j;
@@ -517,13 +549,45 @@ int bench_seq(struct bench_run *run)
 			/* With --repeat, every target runs once before any runs
 			 * again, so a slow spell of the machine touches each. */
 			for (unsigned int r = 0; r < cfg->bc_repeat; r++) {
-				bs_config_init(&cf, cfg->bc_reqs[i], cfg->bc_streams[j],
+				bs_config_init(&cf, cfg->bc_reqs[i], cfg->bc_streams[j], r,
 					       &next_id);
-				rc = bs_config_run(run, &cf, last && r == cfg->bc_repeat - 1);
+				rc = fn(arg, &cf, last && r == cfg->bc_repeat - 1);
 				if (rc < 0)
 					return rc;
 			}
 		}
 	}
 	return 0;
+}
+
+static int bs_config_run_fn(void *arg, const struct bs_config *cf, bool last)
+{
+	return bs_config_run(arg, cf, last);
+}
+
+int bench_seq(struct bench_run *run)
+{
+	return bs_configs(run->br_cfg, bs_config_run_fn, run);
+}
+
+struct bs_files_arg {
+	bench_seq_file_fn fa_fn;
+	void *fa_arg;
+};
+
+static int bs_files_fn(void *arg, const struct bs_config *cf, bool last)
+{
+	struct bs_files_arg *fa = arg;
+
+	(void)last;
+	for (unsigned int i = 0; i < cf->cf_n; i++)
+		fa->fa_fn(fa->fa_arg, cf->cf_files[i].bf_name, cf->cf_files[i].bf_id);
+	return 0;
+}
+
+void bench_seq_files(const struct bench_cfg *cfg, bench_seq_file_fn fn, void *arg)
+{
+	struct bs_files_arg fa = { .fa_fn = fn, .fa_arg = arg };
+
+	bs_configs(cfg, bs_files_fn, &fa);
 }

@@ -752,16 +752,13 @@ static int bsm_limit_run(struct bench_run *run, struct bsm_tgt *mt, const struct
 	return rc;
 }
 
-/* The target of the FUSE limit's server; false where none runs. */
-static bool bsm_limit_target(struct bench_run *run, struct bench_target *t, struct bsm_tgt *mt)
+/* The FUSE limit's files as a small-file target; false where none runs. */
+static bool bsm_limit_target(struct bench_run *run, struct bsm_tgt *mt)
 {
-	if (run->br_limit == NULL ||
-	    bench_target_init_posix(t, BENCH_FUSE_LIMIT, bench_fuse_limit_dir(run->br_limit)) < 0)
+	if (run->br_limit == NULL)
 		return false;
-	/* Its files lie at its root, not in a bench directory of our own. */
-	snprintf(t->bt_dir, sizeof(t->bt_dir), "%s", bench_fuse_limit_dir(run->br_limit));
 	memset(mt, 0, sizeof(*mt));
-	mt->mt_t = t;
+	mt->mt_t = &run->br_limit_tgt;
 	mt->mt_dir = "small";
 	mt->mt_ready = true;
 	return true;
@@ -913,7 +910,6 @@ int bench_small(struct bench_run *run)
 {
 	const struct bench_cfg *cfg = run->br_cfg;
 	struct nacre_fs *fs = bsm_fs(run);
-	struct bench_target limit;
 	struct bsm_tgt mt[5], lmt;
 	bool with_limit;
 	struct bsm_set set;
@@ -925,7 +921,7 @@ int bench_small(struct bench_run *run)
 	n = bsm_targets(run, mt);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = bsm_dir_setup(run, fs, &mt[i]);
-	with_limit = bsm_limit_target(run, &limit, &lmt);
+	with_limit = bsm_limit_target(run, &lmt);
 	for (i = 0; i < cfg->bc_nsmall && rc == 0; i++) {
 		rc = bsm_set_init(&set, cfg->bc_small_sizes[i], i,
 				  cfg->bc_small_files);

@@ -86,6 +86,13 @@ for t in ("fuse", "local"):
     assert (t, "seq_read_warm.1m.c4.gbps") in names, t
 for c in (1, 4, 8):
     assert ("tcp", "tcp.1m.c%d.gbps" % c) in names, c
+    # The empty FUSE filesystem: cold sequential reads of the same files.
+    for r in ("1m", "4m"):
+        for m in ("gbps", "lat_mean", "lat_p99"):
+            assert ("fuse_limit", "seq_read.%s.c%d.%s" % (r, c, m)) in names, (r, c, m)
+assert not any(t == "fuse_limit" and not (n.startswith("seq_read.") or
+                                          n.startswith("small_read."))
+               for t, n in names), "fuse_limit figures other than cold reads"
 # Small files: argv[1] per size, packing on and off side by side.
 k = int(sys.argv[1])
 assert d["small_files"] == k, d["small_files"]

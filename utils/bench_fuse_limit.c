@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -37,6 +37,12 @@ struct cl_ost {
 	struct nc_ost_info co_info;
 	struct nc_cconn *co_conn;       /* created on first use */
 	char co_conn_addr[NC_ADDR_MAX + 1];
+	/* The connection of repairs' row locks and watches, also made on
+	 * first use.  A lock belongs to its connection at the OSS: apart
+	 * from co_conn, a rebuild holds back this client's own writers of
+	 * the file and sees their locks in its watch, as another client's. */
+	struct nc_cconn *co_repair_conn;
+	char co_repair_addr[NC_ADDR_MAX + 1];
 	/* When a request to this OST last timed out with none answered since
 	 * (0: it answers).  Erasure-coded reads decode around a silent OST
 	 * for a while rather than wait out a timeout per request. */
@@ -150,6 +156,9 @@ void cl_layout_from_public(const struct nacre_layout *in, struct nc_layout *l);
 /* The connection to the OSS of OST @idx (refreshing the table once when
  * the OST is unknown); -ENODEV when the MDS does not know it. */
 int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out);
+/* The same, for a repair's locks and watches (cl_ost.co_repair_conn)
+ * when @repair. */
+int cl_ost_conn_as(struct nacre_fs *fs, uint32_t idx, bool repair, struct nc_cconn **out);
 int cl_ost_refresh(struct nacre_fs *fs);
 /* Maps library-internal error codes for callers (identity today). */
 int cl_err(int rc);
@@ -356,14 +365,16 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		struct nc_layout *layout, const void *buf, size_t len, uint64_t off);
 /* A row count past any file's last row: [r0, CL_ALL_ROWS) is "row r0 on". */
 #define CL_ALL_ROWS (1ull << 62)
+/* Row locks of a repair (@repair) are held on the repair connections. */
 int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		 uint64_t r0, uint64_t nrows, uint32_t *ost_out);
+		 uint64_t r0, uint64_t nrows, bool repair, uint32_t *ost_out);
 /* Takes the stale marks of @l afresh from the MDS (call with rows locked). */
 int cl_refresh_marks(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
 void cl_unlock_rows(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint64_t r0,
-		    uint64_t nrows);
-/* OBJ_WATCH at @ost: NC_WATCH_START, NC_WATCH_FETCH (into @rep) or
- * NC_WATCH_STOP; -EOPNOTSUPP from an OSS older than protocol 1.7. */
+		    uint64_t nrows, bool repair);
+/* OBJ_WATCH at @ost, on the repair connection: NC_WATCH_START,
+ * NC_WATCH_FETCH (into @rep) or NC_WATCH_STOP; -EOPNOTSUPP from an OSS
+ * older than protocol 1.7. */
 int cl_watch(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint32_t action,
 	     struct nc_watch_rep *rep);
 int cl_shard_set(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,

@@ -437,7 +437,7 @@ out:
  * unlock at.
  */
 int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,
-		 uint64_t r0, uint64_t nrows, uint32_t *ost_out)
+		 uint64_t r0, uint64_t nrows, bool repair, uint32_t *ost_out)
 {
 	struct timespec start, now;
 	int delay_us = 200, rc = -EIO;
@@ -448,7 +448,7 @@ int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_
 					.or_off = r0, .or_len = nrows };
 		struct nc_cconn *cc;
 
-		rc = cl_ost_conn(fs, o.or_ost, &cc);
+		rc = cl_ost_conn_as(fs, o.or_ost, repair, &cc);
 		if (rc)
 			continue;
 		for (;;) {
@@ -473,13 +473,13 @@ int cl_lock_rows(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_
 }
 
 void cl_unlock_rows(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint64_t r0,
-		    uint64_t nrows)
+		    uint64_t nrows, bool repair)
 {
 	struct nc_obj_req o = { .or_ost = ost, .or_fid = *fid, .or_off = r0, .or_len = nrows };
 	struct nc_cconn *cc;
 
 	/* A lost unlock is released by the lease or by our connection closing. */
-	if (cl_ost_conn(fs, ost, &cc) == 0)
+	if (cl_ost_conn_as(fs, ost, repair, &cc) == 0)
 		cl_rpc_once(cc, NC_OP_OBJ_UNLOCK, (nc_xdr_fn)nc_wire_obj_req, &o);
 }
 
@@ -495,7 +495,7 @@ int cl_watch(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t ost, uint32
 	struct nc_cconn *cc;
 	int rc;
 
-	rc = cl_ost_conn(fs, ost, &cc);
+	rc = cl_ost_conn_as(fs, ost, true, &cc);
 	if (rc)
 		return rc;
 	if (nc_cconn_peer_minor(cc) < NC_MINOR_WATCH)
@@ -792,7 +792,7 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 		return -ENOMEM;
 	*l = *layout;
 	/* New objects of a migration (@fid NULL) have no other writer. */
-	rc = fid ? cl_lock_rows(fs, fid, l, r0, r1 - r0 + 1, &lock_ost) : 0;
+	rc = fid ? cl_lock_rows(fs, fid, l, r0, r1 - r0 + 1, false, &lock_ost) : 0;
 	if (rc)
 		goto out_free;
 	/* Unsure whether a shard we take for stale was rebuilt meanwhile,
@@ -817,7 +817,7 @@ int cl_ec_write(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 			rc = row_write_full(fs, cred, fid, l, ec, row, &sp, src, false);
 	}
 	if (fid)
-		cl_unlock_rows(fs, fid, lock_ost, r0, r1 - r0 + 1);
+		cl_unlock_rows(fs, fid, lock_ost, r0, r1 - r0 + 1, false);
 	/* Keep the stale marks learnt, not this request's failures. */
 	for (uint32_t s = 0; s < l->l_stripe_count; s++)
 		layout->l_shards[s].ls_flags = l->l_shards[s].ls_flags & ~CL_SHARD_REQUEST_FLAGS;

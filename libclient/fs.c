@@ -237,8 +237,11 @@ bool cl_ost_known_down(struct nacre_fs *fs, uint32_t idx, struct nc_cconn *cc)
 	return (!up && !nc_cconn_is_connected(cc)) || cl_ost_is_silent(fs, idx);
 }
 
-static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cconn **out)
+static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, bool repair,
+			   struct nc_cconn **out)
 {
+	struct nc_cconn **conn = repair ? &co->co_repair_conn : &co->co_conn;
+	char *addr = repair ? co->co_repair_addr : co->co_conn_addr;
 	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
 				      .co_timeout_ms = fs->fs_timeout_ms,
 				      .co_retry_ms = fs->fs_retry_ms,
@@ -248,21 +251,26 @@ static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, struct nc_cco
 	/* An OSS that moved (restarted on another port) gets a new connection;
 	 * the old one is kept until the filesystem is freed, since calls may
 	 * still be using it. */
-	if (co->co_conn && !strcmp(co->co_conn_addr, co->co_info.o_addr)) {
-		*out = co->co_conn;
+	if (*conn && !strcmp(addr, co->co_info.o_addr)) {
+		*out = *conn;
 		return 0;
 	}
-	if (co->co_conn)
+	if (*conn)
 		return -EBUSY;
-	rc = nc_cconn_new(co->co_info.o_addr, fs->fs_name, &opts, &co->co_conn);
+	rc = nc_cconn_new(co->co_info.o_addr, fs->fs_name, &opts, conn);
 	if (rc)
 		return rc;
-	memcpy(co->co_conn_addr, co->co_info.o_addr, sizeof(co->co_conn_addr));
-	*out = co->co_conn;
+	memcpy(addr, co->co_info.o_addr, sizeof(co->co_conn_addr));
+	*out = *conn;
 	return 0;
 }
 
 int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
+{
+	return cl_ost_conn_as(fs, idx, false, out);
+}
+
+int cl_ost_conn_as(struct nacre_fs *fs, uint32_t idx, bool repair, struct nc_cconn **out)
 {
 	int rc;
 
@@ -271,13 +279,13 @@ int cl_ost_conn(struct nacre_fs *fs, uint32_t idx, struct nc_cconn **out)
 	for (int pass = 0; pass < 2; pass++) {
 		pthread_mutex_lock(&fs->fs_lock);
 		if (fs->fs_osts[idx].co_known) {
-			rc = ost_conn_locked(fs, &fs->fs_osts[idx], out);
+			rc = ost_conn_locked(fs, &fs->fs_osts[idx], repair, out);
 			pthread_mutex_unlock(&fs->fs_lock);
 			if (rc != -EBUSY)
 				return rc;
 			/* The address changed: reuse the existing connection. */
 			pthread_mutex_lock(&fs->fs_lock);
-			*out = fs->fs_osts[idx].co_conn;
+			*out = repair ? fs->fs_osts[idx].co_repair_conn : fs->fs_osts[idx].co_conn;
 			pthread_mutex_unlock(&fs->fs_lock);
 			return 0;
 		}
@@ -377,8 +385,10 @@ NACRE_API void nacre_disconnect(struct nacre_fs *fs)
 		return;
 	cl_pack_fini(fs); /* commits what small files wait here */
 	nc_cconn_free(fs->fs_mds);
-	for (uint32_t i = 0; i < NC_MAX_OSTS; i++)
+	for (uint32_t i = 0; i < NC_MAX_OSTS; i++) {
 		nc_cconn_free(fs->fs_osts[i].co_conn);
+		nc_cconn_free(fs->fs_osts[i].co_repair_conn);
+	}
 	for (int k = 0; k <= NC_EC_MAX_K; k++)
 		for (int m = 0; m <= NC_EC_MAX_M; m++)
 			nc_ec_free(fs->fs_ec[k][m]);

@@ -242,7 +242,7 @@ static int ec_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const st
 		if (rc)
 			return rc;
 	}
-	rc = cl_lock_rows(fs, fid, l, r0, CL_ALL_ROWS - r0, &lock_ost);
+	rc = cl_lock_rows(fs, fid, l, r0, CL_ALL_ROWS - r0, false, &lock_ost);
 	if (rc)
 		return rc;
 	rc = cl_refresh_marks(fs, fid, l);
@@ -250,7 +250,7 @@ static int ec_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const st
 		rc = cl_io_objects(fs, fid, l, NC_OP_OBJ_TRUNC, size < cur ? size : cur, &failed);
 	if (!rc)
 		rc = cl_objects_settle(fs, cred, fid, l, failed);
-	cl_unlock_rows(fs, fid, lock_ost, r0, CL_ALL_ROWS - r0);
+	cl_unlock_rows(fs, fid, lock_ost, r0, CL_ALL_ROWS - r0, false);
 	return rc;
 }
 

@@ -115,7 +115,8 @@ static int repair_lock(struct repair *rp)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (rp->rp_locked && (now.tv_sec - rp->rp_locked_at.tv_sec) * 1000 < RELOCK_MS)
 		return 0;
-	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, 0, CL_ALL_ROWS, &rp->rp_lock_ost);
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, 0, CL_ALL_ROWS, true,
+			  &rp->rp_lock_ost);
 	if (rc)
 		return rc;
 	rp->rp_locked = true;
@@ -126,7 +127,7 @@ static int repair_lock(struct repair *rp)
 static void repair_unlock(struct repair *rp)
 {
 	if (rp->rp_locked)
-		cl_unlock_rows(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, 0, CL_ALL_ROWS);
+		cl_unlock_rows(rp->rp_fs, &rp->rp_fid, rp->rp_lock_ost, 0, CL_ALL_ROWS, true);
 	rp->rp_locked = false;
 }
 
@@ -309,13 +310,13 @@ static int repair_one_row(struct repair *rp, uint64_t row, uint64_t targets, boo
 		rc = repair_lock(rp);
 		return rc ? rc : repair_row(rp, row, targets);
 	}
-	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, &ost);
+	rc = cl_lock_rows(rp->rp_fs, &rp->rp_fid, &rp->rp_layout, row, 1, true, &ost);
 	if (rc)
 		return rc;
 	if (rp->rp_by_rows && ost != rp->rp_watch_ost)
 		rp->rp_moved = true;
 	rc = repair_row(rp, row, targets);
-	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, ost, row, 1);
+	cl_unlock_rows(rp->rp_fs, &rp->rp_fid, ost, row, 1, true);
 	return rc;
 }
 

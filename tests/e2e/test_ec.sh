@@ -743,4 +743,40 @@ test_17()
 }
 run_test 17 "a rebuild with fewer than k OSTs answering keeps its stale mark" test_17
 
+# The same as test 15 with the writer in the rebuild's own process, on its
+# own connection (struct nacre_fs): a rebuild's row locks and watch are
+# held on connections of their own, so it holds back that writer and
+# redoes what it wrote, as for another client (before, locks belonging to
+# the one connection, the writer went unseen and the rebuilt shard kept
+# the old bytes of the row it rewrote).
+test_18()
+{
+	local f=$MNT/ec/own rows=16 rc=0 rw=$NACRE_BIN_DIR/tests/libclient/rebuild_write
+	[ -x "$rw" ] || _e2e_assert_failed "$rw is not built (make check builds it)"
+	stale_file "$WORK/own" "$f" "$rows" 18
+	# Stopped after 2 rows, the rebuild waits while rows 0 and 15 are
+	# rewritten: one behind it, one ahead.
+	"$rw" --mds "$MDS_ADDR" --fsname "$FSNAME" --path /ec/own --chunk "$S" --at 2 0 15 \
+		> "$WORK/18.json" || rc=$?
+	cat "$WORK/18.json"
+	python3 - "$WORK/own" "$S" 0 15 <<'PYEOF'
+import sys
+path, chunk, rows = sys.argv[1], int(sys.argv[2]), [int(r) for r in sys.argv[3:]]
+n = 4 * chunk
+ramp = bytes(range(256)) * (n // 256 + 1)
+with open(path, "r+b") as f:
+    for r in rows:
+        k = 17 * r % 256
+        f.seek(r * n)
+        f.write((ramp[k:] + ramp)[:n])
+PYEOF
+	assert_eq "$rc" "0" "rebuild_write's exit status"
+	assert_eq "$(jget 'd["shards_cleared"]' < "$WORK/18.json")" "1" "stale marks cleared"
+	assert_eq "$(jget 'd["rows"] >= 18' < "$WORK/18.json")" "true" \
+		"rows rebuilt: every row, and the two rewritten once more"
+	assert_all_ok "$f"
+	cmp_through_shard_2 "$WORK/own" "$f"
+}
+run_test 18 "a rebuild holds back and redoes a writer on its own connection" test_18
+
 finish

@@ -237,10 +237,16 @@ bool cl_ost_known_down(struct nacre_fs *fs, uint32_t idx, struct nc_cconn *cc)
 	return (!up && !nc_cconn_is_connected(cc)) || cl_ost_is_silent(fs, idx);
 }
 
+/* Where the connection of @co for I/O or for a repair's locks lives. */
+static struct nc_cconn **ost_conn_slot(struct cl_ost *co, bool repair)
+{
+	return repair ? &co->co_repair_conn : &co->co_conn;
+}
+
 static int ost_conn_locked(struct nacre_fs *fs, struct cl_ost *co, bool repair,
 			   struct nc_cconn **out)
 {
-	struct nc_cconn **conn = repair ? &co->co_repair_conn : &co->co_conn;
+	struct nc_cconn **conn = ost_conn_slot(co, repair);
 	char *addr = repair ? co->co_repair_addr : co->co_conn_addr;
 	struct nc_cconn_opts opts = { .co_role = NC_ROLE_CLIENT,
 				      .co_timeout_ms = fs->fs_timeout_ms,
@@ -285,7 +291,7 @@ int cl_ost_conn_as(struct nacre_fs *fs, uint32_t idx, bool repair, struct nc_cco
 				return rc;
 			/* The address changed: reuse the existing connection. */
 			pthread_mutex_lock(&fs->fs_lock);
-			*out = repair ? fs->fs_osts[idx].co_repair_conn : fs->fs_osts[idx].co_conn;
+			*out = *ost_conn_slot(&fs->fs_osts[idx], repair);
 			pthread_mutex_unlock(&fs->fs_lock);
 			return 0;
 		}

@@ -7,8 +7,8 @@
  * calls on the mount point) and a plain local directory on the same disk,
  * the machine's own limit measured in the same run.  A fourth, "tcp", is the
  * loopback TCP limit (bench_tcp.c), and a fifth, "fuse_limit", what an
- * empty FUSE filesystem gives the small-file readers (bench_fuse_limit.c).  Every figure goes into one list
- * (bench_report.c) that prints as tables or as one JSON object, each figure
+ * empty FUSE filesystem gives the same cold readers (bench_fuse_limit.c).
+ * Every figure goes into one list (bench_report.c) that prints as tables or as one JSON object, each figure
  * with its ratio to the same figure on the local directory.
  *
  *   nacre-bench.c   options, the run plan, exit status
@@ -20,7 +20,7 @@
  *   bench_small.c   many small files written, then read in a random order,
  *                   in a packing directory and a plain one
  *   bench_fuse_limit.c  an empty FUSE filesystem served from memory: what
- *                   the mount's small-file reads could reach at best
+ *                   the mount's cold reads could reach at best
  *
  * Exit status: 0 success, 1 an I/O or setup error, 2 bad usage, 3 data read
  * back differs from what was written, 128 + N stopped by signal N (its
@@ -64,8 +64,8 @@ struct bench_fh {
 
 struct bench_target;
 
-/* The targets of a run's files; the last two are limits measured by
- * nacre-bench itself. */
+/* The targets a run writes its files to (libnacre, fuse, local): the
+ * kinds after them are limits nacre-bench measures on its own. */
 #define BENCH_NTARGETS (BENCH_LOCAL + 1)
 
 /* One target's file and namespace calls; names are relative to the target's
@@ -218,6 +218,10 @@ int bench_stop_signal(void);
 
 /* Flushes dirty data and drops the page cache; false where not allowed. */
 bool bench_drop_caches(void);
+/* Before a read that must not come from the page cache: drops it, and
+ * returns the open flags of the read (O_DIRECT for @t where the cache
+ * cannot be dropped). */
+int bench_uncached(const struct bench_run *run, const struct bench_target *t);
 
 /* Runs fn(arg + i * size) on @n threads released together; returns the
  * seconds from the release until the last returned, or a negative error
@@ -253,17 +257,15 @@ const char *bench_small_name(uint32_t size, char *buf, size_t len);
 struct bench_fuse_limit;
 
 /* Starts a process serving an empty FUSE filesystem with the run's small
- * files (bench_small_sizes()) and sequential files (bench_seq_files()),
- * mounted on a new directory under $TMPDIR (else /tmp), with the kernel
- * readahead of the mount (cfg->bc_mount).  Call before any thread starts.
- * -errno where it cannot run (libfuse says why). */
-int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit **out);
-/* @t becomes a POSIX target whose directory is the limit's root. */
-int bench_fuse_limit_target(const struct bench_fuse_limit *fl, struct bench_target *t);
+ * files (bench_small_sizes(), as small/PARAM-%07u) and sequential files
+ * (bench_seq_files()), mounted on a new directory under $TMPDIR (else
+ * /tmp), with the kernel readahead of the mount (cfg->bc_mount); @t
+ * becomes the POSIX target of that directory.  Call before any thread
+ * starts.  -errno where it cannot run (libfuse says why). */
+int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit **out,
+			   struct bench_target *t);
 /* Stops it (it unmounts) and removes its directory; NULL is ignored. */
 void bench_fuse_limit_stop(struct bench_fuse_limit *fl);
-/* Its mount point: the run's files are small/PARAM-%07u under it. */
-const char *bench_fuse_limit_dir(const struct bench_fuse_limit *fl);
 
 /* ---- bench_report.c ---- */
 

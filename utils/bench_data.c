@@ -358,6 +358,13 @@ bool bench_drop_caches(void)
 	return n == 2;
 }
 
+int bench_uncached(const struct bench_run *run, const struct bench_target *t)
+{
+	if (run->br_drop_ok)
+		bench_drop_caches();
+	return run->br_direct && t->bt_has_page_cache ? O_DIRECT : 0;
+}
+
 /* ---- threads started together ---- */
 
 static pthread_mutex_t bd_go_lock = PTHREAD_MUTEX_INITIALIZER;

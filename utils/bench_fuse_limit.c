@@ -387,7 +387,8 @@ static int bfl_serve(const struct bench_cfg *cfg, const char *mnt, unsigned long
 	return rc < 0 ? 1 : 0;
 }
 
-int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit **out)
+int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit **out,
+			   struct bench_target *t)
 {
 	struct bench_fuse_limit *fl;
 	unsigned long ra_kb = bfl_ra_get(cfg->bc_mount);
@@ -408,6 +409,9 @@ int bench_fuse_limit_start(const struct bench_cfg *cfg, struct bench_fuse_limit 
 		free(fl);
 		return rc;
 	}
+	rc = bench_target_init_posix(t, BENCH_FUSE_LIMIT, fl->fl_mnt);
+	if (rc < 0)
+		goto fail;
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		rc = -errno;
 		goto fail;
@@ -476,20 +480,4 @@ void bench_fuse_limit_stop(struct bench_fuse_limit *fl)
 	}
 	rmdir(fl->fl_mnt);
 	free(fl);
-}
-
-const char *bench_fuse_limit_dir(const struct bench_fuse_limit *fl)
-{
-	return fl->fl_mnt;
-}
-
-int bench_fuse_limit_target(const struct bench_fuse_limit *fl, struct bench_target *t)
-{
-	int rc = bench_target_init_posix(t, BENCH_FUSE_LIMIT, fl->fl_mnt);
-
-	if (rc < 0)
-		return rc;
-	/* Its files lie at its root, not in a bench directory of our own. */
-	snprintf(t->bt_dir, sizeof(t->bt_dir), "%s", fl->fl_mnt);
-	return 0;
 }

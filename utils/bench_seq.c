@@ -313,14 +313,6 @@ static const char *bs_size_name(size_t len, char *buf, size_t size)
 	return buf;
 }
 
-/* The flags for a read that must not come from the page cache. */
-static int bs_uncached(struct bench_run *run, struct bench_target *t)
-{
-	if (run->br_drop_ok)
-		bench_drop_caches();
-	return run->br_direct && t->bt_has_page_cache ? O_DIRECT : 0;
-}
-
 /* Records throughput and latencies of one sequential run. */
 static int bs_seq_figs(struct bench_target *t, const char *workload,
 		       const char *param, unsigned int n,
@@ -363,6 +355,20 @@ static void bs_streams_init(struct bs_stream *ss, struct bench_target *t,
 	}
 }
 
+/* One sequential read of @cf's files on @t (open @flags), recorded as
+ * @workload. */
+static int bs_read(struct bench_run *run, struct bench_target *t, const struct bs_config *cf,
+		   const char *workload, const char *param, int flags)
+{
+	struct bs_stream ss[BENCH_MAX_THREADS];
+	struct bs_result res;
+	int rc;
+
+	bs_streams_init(ss, t, cf, run->br_cfg->bc_size, BS_READ, flags);
+	rc = bs_run(ss, cf->cf_n, &res);
+	return rc ? rc : bs_seq_figs(t, workload, param, cf->cf_n, &res, cf->cf_req);
+}
+
 /* Write, read cold, and (POSIX targets) read again warm. */
 static int bs_seq_target(struct bench_run *run, struct bench_target *t,
 			 const struct bs_config *cf)
@@ -371,7 +377,7 @@ static int bs_seq_target(struct bench_run *run, struct bench_target *t,
 	struct bs_stream ss[BENCH_MAX_THREADS];
 	struct bs_result res;
 	char param[24];
-	int flags, rc;
+	int rc;
 
 	bs_size_name(cf->cf_req, param, sizeof(param));
 	bench_note("%s: sequential %s requests, %u stream%s", t->bt_name,
@@ -382,20 +388,11 @@ static int bs_seq_target(struct bench_run *run, struct bench_target *t,
 		rc = bs_seq_figs(t, "seq_write", param, cf->cf_n, &res, cf->cf_req);
 	if (rc < 0)
 		return rc;
-	flags = bs_uncached(run, t);
-	bs_streams_init(ss, t, cf, size, BS_READ, flags);
-	rc = bs_run(ss, cf->cf_n, &res);
-	if (rc == 0)
-		rc = bs_seq_figs(t, "seq_read", param, cf->cf_n, &res, cf->cf_req);
+	rc = bs_read(run, t, cf, "seq_read", param, bench_uncached(run, t));
 	if (rc < 0 || !t->bt_has_page_cache)
 		return rc;
 	/* The second epoch: what the page cache gives back. */
-	bs_streams_init(ss, t, cf, size, BS_READ, 0);
-	rc = bs_run(ss, cf->cf_n, &res);
-	if (rc == 0)
-		rc = bs_seq_figs(t, "seq_read_warm", param, cf->cf_n, &res,
-				 cf->cf_req);
-	return rc;
+	return bs_read(run, t, cf, "seq_read_warm", param, 0);
 }
 
 static int bs_unlink_files(struct bench_target *t, const struct bs_config *cf)
@@ -427,7 +424,7 @@ static int bs_random_one(struct bench_run *run, struct bench_target *t,
 	bs_size_name(len, param, sizeof(param));
 	bench_note("%s: random %s reads, %u thread%s", t->bt_name, param, nthr,
 		   nthr == 1 ? "" : "s");
-	flags = bs_uncached(run, t);
+	flags = bench_uncached(run, t);
 	for (i = 0; i < nthr; i++) {
 		memset(&ss[i], 0, sizeof(ss[i]));
 		ss[i].ss_t = t;
@@ -494,19 +491,12 @@ static void bs_config_init(struct bs_config *cf, size_t req, unsigned int n, uns
 static int bs_limit_read(struct bench_run *run, const struct bs_config *cf)
 {
 	struct bench_target *t = &run->br_limit_tgt;
-	struct bs_stream ss[BENCH_MAX_THREADS];
-	struct bs_result res;
 	char param[24];
-	int rc;
 
 	bs_size_name(cf->cf_req, param, sizeof(param));
 	bench_note("%s: sequential %s reads, %u stream%s", t->bt_name, param, cf->cf_n,
 		   cf->cf_n == 1 ? "" : "s");
-	bs_streams_init(ss, t, cf, run->br_cfg->bc_size, BS_READ, bs_uncached(run, t));
-	rc = bs_run(ss, cf->cf_n, &res);
-	if (rc == 0)
-		rc = bs_seq_figs(t, "seq_read", param, cf->cf_n, &res, cf->cf_req);
-	return rc;
+	return bs_read(run, t, cf, "seq_read", param, bench_uncached(run, t));
 }
 
 /* One configuration on every target; the last one's files stay for the

@@ -601,6 +601,15 @@ static int bsm_figs(const struct bsm_tgt *mt, const struct bsm_set *set,
 	return rc;
 }
 
+/* Runs @ph and records its figures as @workload. */
+static int bsm_phase_figs(struct bsm_phase *ph, const char *workload)
+{
+	double secs;
+	int rc = bsm_phase_run(ph, &secs);
+
+	return rc ? rc : bsm_figs(ph->p_tgt, ph->p_set, workload, secs);
+}
+
 static const char *bsm_label(const struct bsm_tgt *mt)
 {
 	if (mt->mt_t->bt_kind == BENCH_LOCAL)
@@ -697,35 +706,27 @@ static int bsm_target_run(struct bench_run *run, struct bsm_tgt *mt,
 		   set->s_n);
 	ph.p_mode = BSM_WRITE;
 	ph.p_fsync_last = t->bt_kind == BENCH_FUSE;
-	rc = bsm_phase_run(&ph, &secs);
-	if (rc == 0)
-		rc = bsm_figs(mt, set, "small_write", secs);
+	rc = bsm_phase_figs(&ph, "small_write");
 	if (rc == 0 && mt->mt_pack)
 		bsm_check_packed(run, fs, mt, set);
 	if (rc < 0)
 		goto out_unlink;
 
-	if (run->br_drop_ok)
-		bench_drop_caches();
 	ph.p_mode = BSM_READ;
 	ph.p_fsync_last = false;
-	ph.p_flags = run->br_direct && t->bt_has_page_cache ? O_DIRECT : 0;
+	ph.p_flags = bench_uncached(run, t);
 	if (t->bt_kind == BENCH_LIBNACRE) {
 		rc = bsm_connect(run, &rfs);
 		if (rc < 0)
 			goto out_unlink;
 		ph.p_fs = rfs;
 	}
-	rc = bsm_phase_run(&ph, &secs);
-	if (rc == 0)
-		rc = bsm_figs(mt, set, "small_read", secs);
+	rc = bsm_phase_figs(&ph, "small_read");
 	if (rc < 0)
 		goto out_disconnect;
 	/* The second pass: what every cache below gives back. */
 	ph.p_flags = 0;
-	rc = bsm_phase_run(&ph, &secs);
-	if (rc == 0)
-		rc = bsm_figs(mt, set, "small_read_warm", secs);
+	rc = bsm_phase_figs(&ph, "small_read_warm");
 out_disconnect:
 	nacre_disconnect(rfs);
 out_unlink:
@@ -739,17 +740,10 @@ out_unlink:
 static int bsm_limit_run(struct bench_run *run, struct bsm_tgt *mt, const struct bsm_set *set)
 {
 	struct bsm_phase ph = { .p_tgt = mt, .p_set = set, .p_mode = BSM_READ };
-	double secs;
-	int rc;
 
 	bench_note("%s: small files, %s, %u files", bsm_label(mt), set->s_param, set->s_n);
-	if (run->br_drop_ok)
-		bench_drop_caches();
-	ph.p_flags = run->br_direct ? O_DIRECT : 0;
-	rc = bsm_phase_run(&ph, &secs);
-	if (rc == 0)
-		rc = bsm_figs(mt, set, "small_read", secs);
-	return rc;
+	ph.p_flags = bench_uncached(run, mt->mt_t);
+	return bsm_phase_figs(&ph, "small_read");
 }
 
 /* The FUSE limit's files as a small-file target; false where none runs. */

@@ -298,6 +298,11 @@ int bench_target_init_posix(struct bench_target *t, enum bench_kind kind,
 	t->bt_name = bench_kind_name(kind);
 	t->bt_ops = &bt_posix_ops;
 	t->bt_has_page_cache = true;
+	/* The FUSE limit's files lie at its root (bench_fuse_limit.c), not
+	 * in a bench directory of ours. */
+	if (kind == BENCH_FUSE_LIMIT)
+		return snprintf(t->bt_dir, sizeof(t->bt_dir), "%s", dir) < (int)sizeof(t->bt_dir) ?
+			       0 : -ENAMETOOLONG;
 	rc = bt_set_dir(t, dir);
 	if (rc < 0)
 		return rc;

@@ -568,13 +568,9 @@ int main(int argc, char **argv)
 			   "uncached reads use O_DIRECT instead");
 	/* Forked before any thread starts. */
 	if (cfg.bc_mount && (cfg.bc_only & (BENCH_W_SEQ | BENCH_W_SMALL)) &&
-	    (bench_fuse_limit_start(&cfg, &run.br_limit) < 0 ||
-	     bench_fuse_limit_target(run.br_limit, &run.br_limit_tgt) < 0)) {
+	    bench_fuse_limit_start(&cfg, &run.br_limit, &run.br_limit_tgt) < 0)
 		bench_note("the FUSE limit is not measured: no FUSE filesystem of its own "
 			   "could be mounted");
-		bench_fuse_limit_stop(run.br_limit);
-		run.br_limit = NULL;
-	}
 	bench_catch_signals();
 	rc = nb_setup(&run, &fs);
 	if (rc == 0 && !cfg.bc_json)

@@ -118,6 +118,11 @@ struct nc_layout {
 	 * extent of the pack (whose geometry and shards fill the rest) that
 	 * holds its bytes.  Encoded only when the flag says so. */
 	uint32_t l_pack_max;
+	/* With NC_LAYOUT_INLINE in a template, the largest file whose bytes
+	 * the MDT keeps in the file's own record (0: none); with it in a
+	 * file's layout, the file has no objects: its bytes travel beside the
+	 * layout (nc_attr_rep's ar_inline), and l_gen counts their changes. */
+	uint32_t l_inline_max;
 	uint64_t l_pack_id;
 	uint64_t l_pack_off;
 	uint64_t l_pack_len;
@@ -136,8 +141,14 @@ struct nc_layout {
 #define NC_LAYOUT_PACKED 0x4u   /* file: bytes in a pack, l_pack_* say where */
 #define NC_LAYOUT_POOL 0x8u     /* template: l_pool names an OST pool */
 #define NC_LAYOUT_OBJFID 0x10u  /* file: objects named by l_obj, not the file's FID */
+/* Template: l_inline_max says which small files are inline; file: its
+ * bytes are inline, in its MDT record (1.8). */
+#define NC_LAYOUT_INLINE 0x20u
 #define NC_LAYOUT_FLAGS (NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_PACKED | \
-			 NC_LAYOUT_POOL | NC_LAYOUT_OBJFID)
+			 NC_LAYOUT_POOL | NC_LAYOUT_OBJFID | NC_LAYOUT_INLINE)
+/* The most bytes a file may keep inline: one page, so that an inode
+ * record stays within what a symbolic link's takes. */
+#define NC_INLINE_MAX 4096u
 #define NC_PACK_MAX_DEFAULT (1u << 20)
 #define NC_PACK_MAX_LIMIT (64u << 20)   /* largest pack_max a template may set */
 /* The objects of pack N are those of FID (NC_PACK_FID_SEQ, N): a sequence

@@ -392,7 +392,17 @@ void nc_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 			nc_xdr_u32(x, &l->l_pack_max);
 		if (l->l_flags & NC_LAYOUT_POOL)
 			nc_xdr_str(x, l->l_pool, NC_POOL_NAME_MAX);
+		if (l->l_flags & NC_LAYOUT_INLINE) {
+			nc_xdr_u32(x, &l->l_inline_max);
+			if (!x->x_err && l->l_inline_max > NC_INLINE_MAX)
+				x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		}
 		return; /* templates hold no shards */
+	}
+	if ((l->l_flags & NC_LAYOUT_INLINE) &&
+	    ((l->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_OBJFID)) || l->l_stripe_count)) {
+		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+		return; /* an inline file has no objects */
 	}
 	if (l->l_flags & NC_LAYOUT_POOL) {
 		x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
@@ -565,6 +575,13 @@ void nc_wire_create_req(struct nc_xdr *x, struct nc_create_req *m)
 		nc_xdr_u64(x, &m->cq_layout.l_pack_off);
 		nc_xdr_u64(x, &m->cq_layout.l_pack_len);
 	}
+	if ((m->cq_flags & NC_CREATE_INLINE) && !x->x_err) {
+		if (!(m->cq_flags & NC_CREATE_PACKED)) {
+			x->x_err = x->x_op == NC_XDR_DECODE ? -NC_E_PROTO : -EINVAL;
+			return;
+		}
+		nc_xdr_opaque(x, &m->cq_inline, &m->cq_inline_len, NC_INLINE_MAX);
+	}
 }
 
 void nc_wire_fid_grant(struct nc_xdr *x, struct nc_fid_grant *m)
@@ -635,6 +652,9 @@ void nc_wire_pack_switch(struct nc_xdr *x, struct nc_pack_switch *m)
 	xdr_time(x, &m->ps_mtime);
 	nc_xdr_layout(x, &m->ps_old);
 	nc_xdr_layout(x, &m->ps_new);
+	if (!x->x_err && (m->ps_new.l_flags & NC_LAYOUT_INLINE) &&
+	    !(m->ps_flags & NC_SWITCH_PROPOSE))
+		nc_xdr_opaque(x, &m->ps_inline, &m->ps_inline_len, NC_INLINE_MAX);
 }
 
 void nc_wire_migrate_req(struct nc_xdr *x, struct nc_migrate_req *m)
@@ -830,6 +850,12 @@ void nc_wire_attr_rep(struct nc_xdr *x, struct nc_attr_rep *m)
 	nc_xdr_u32(x, &m->ar_has_layout);
 	if (!x->x_err && m->ar_has_layout)
 		nc_xdr_layout(x, &m->ar_layout);
+	if (x->x_err || !m->ar_has_layout || !(m->ar_layout.l_flags & NC_LAYOUT_INLINE) ||
+	    (m->ar_layout.l_flags & NC_LAYOUT_TEMPLATE))
+		return;
+	nc_xdr_u32(x, &m->ar_inline_sent);
+	if (!x->x_err && m->ar_inline_sent)
+		nc_xdr_opaque(x, &m->ar_inline, &m->ar_inline_len, NC_INLINE_MAX);
 }
 
 void nc_wire_layout_msg(struct nc_xdr *x, struct nc_layout_msg *m)

@@ -48,6 +48,13 @@
  *   1.7  OBJ_WATCH (or_flags: NC_WATCH_START, NC_WATCH_FETCH, NC_WATCH_STOP;
  *        the FETCH reply is an nc_watch_rep), sent only to an OSS whose
  *        CONNECT agreed on 1.7: a rebuild then locks one row at a time.
+ *   1.8  inline files: NC_LAYOUT_INLINE.  A template with it ends with
+ *        l_inline_max (after the pool name); a file layout with it holds
+ *        no shards and no extent, and an nc_attr_rep carrying one ends
+ *        with ar_inline_sent and, when set, the bytes.  PACK_COMMIT's
+ *        creates may set NC_CREATE_INLINE (the bytes follow the extent
+ *        fields), and PACK_SWITCH's ps_new may be inline (the bytes
+ *        follow it).  Clients send these only where CONNECT agreed on 1.8.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H
@@ -59,11 +66,13 @@
 
 #define NC_MSG_MAGIC 0x4e43524du /* "MRCN" in memory, 'NCRM' as a number */
 #define NC_PROTO_MAJOR 1
-#define NC_PROTO_MINOR 7
+#define NC_PROTO_MINOR 8
 /* The first minor with PACK_ALLOC's avoid list. */
 #define NC_MINOR_PACK_AVOID 6
 /* The first minor with OBJ_WATCH. */
 #define NC_MINOR_WATCH 7
+/* The first minor with inline files. */
+#define NC_MINOR_INLINE 8
 #define NC_HDR_LEN 32
 #define NC_MAX_BODY (256u * 1024)        /* metadata bodies, readdir pages */
 #define NC_MAX_BULK (16u * 1024 * 1024)  /* one data transfer */
@@ -376,13 +385,19 @@ struct nc_create_req {
 	uint64_t cq_size;
 	struct nc_timespec cq_mtime;
 	struct nc_layout cq_layout;
+	/* NC_CREATE_INLINE (with NC_CREATE_PACKED): the bytes themselves,
+	 * cq_size of them, kept inline; the extent fields are 0.  By
+	 * reference into the message when decoded. */
+	const void *cq_inline;
+	uint32_t cq_inline_len;
 };
 #define NC_CREATE_EXCL 0x1u
 #define NC_CREATE_FID 0x2u
 #define NC_CREATE_PACKED 0x4u
+#define NC_CREATE_INLINE 0x8u
 /* Every flag CREATE knows; the MDS refuses others (-EINVAL) rather than
  * ignore what a peer asked for. */
-#define NC_CREATE_FLAGS (NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED)
+#define NC_CREATE_FLAGS (NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED | NC_CREATE_INLINE)
 
 /* SETATTR. */
 struct nc_setattr_req {
@@ -441,6 +456,13 @@ struct nc_attr_rep {
 	struct nc_attr ar_attr;
 	uint32_t ar_has_layout;
 	struct nc_layout ar_layout;
+	/* With an inline layout: whether the bytes came along (replies that
+	 * open the file carry them; a LOOKUP_MANY reply leaves them out past
+	 * NC_LOOKUP_MANY_INLINE_BUDGET), and the bytes, by reference into the
+	 * message when decoded. */
+	uint32_t ar_inline_sent;
+	const void *ar_inline;
+	uint32_t ar_inline_len;
 };
 
 /* FID_GRANT: a range of FIDs the client assigns to files it creates. */
@@ -498,6 +520,10 @@ struct nc_pack_switch {
 	struct nc_timespec ps_mtime;
 	struct nc_layout ps_old;
 	struct nc_layout ps_new;        /* reply: the file's layout after */
+	/* ps_new inline (request): the bytes, ps_size of them; by reference
+	 * into the message when decoded. */
+	const void *ps_inline;
+	uint32_t ps_inline_len;
 };
 #define NC_SWITCH_PROPOSE 0x1u  /* only lay out objects for ps_fid (ps_new) */
 /* A move of the same bytes (conversion, compaction): also -NC_E_CHANGED
@@ -591,6 +617,9 @@ struct nc_pack_files {
  * at once; one status, attr and layout each in the reply.  The entries
  * travel by reference (decoding: set lm_ents to room for the maximum). */
 #define NC_LOOKUP_MANY_MAX 128u
+/* Inline bytes one LOOKUP_MANY reply carries at most (the body's limit
+ * is NC_MAX_BODY); the files past it are opened one by one. */
+#define NC_LOOKUP_MANY_INLINE_BUDGET (128u * 1024)
 struct nc_lookup_ent {
 	struct nc_fid le_parent;
 	char le_name[NC_NAME_MAX + 1];

@@ -127,6 +127,7 @@ struct nacre_file {
 	int f_wb_err;                   /* a failed flush, reported once */
 	atomic_bool f_wb_pending;       /* the buffer holds data (a hint) */
 	struct cl_pend *f_pend;         /* a packed file held here (pack.c) */
+	uint8_t *f_inline;              /* an inline file's bytes (f_size of them) */
 	struct cl_ra *f_ra;             /* readahead (readahead.c); under f_lock */
 	struct nacre_file *f_next, *f_prev;
 };
@@ -186,9 +187,11 @@ void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const
 int cl_resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
 		      struct nc_fid *parent, char *name);
 
-/* file.c: a read-only open from what LOOKUP_OPEN returned. */
+/* file.c: a read-only open from what LOOKUP_OPEN returned (@inl: an inline
+ * file's bytes when the reply carried them, else NULL: they are asked for). */
 int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
-		      struct nc_layout *layout, int flags, struct nacre_file **out);
+		      struct nc_layout *layout, const void *inl, int flags,
+		      struct nacre_file **out);
 
 /* pack.c: small files.  A "pend" is a packed file this client holds in
  * memory: created here and not yet committed, or open for rewriting. */
@@ -208,9 +211,10 @@ int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct
 		   struct cl_pend **out);
 struct cl_pend *cl_pack_open_pend(struct nacre_fs *fs, const struct nc_fid *fid,
 				  struct nc_attr *attr);
+/* @inl: an inline file's bytes (attr->a_size of them); NULL for packed. */
 int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
-			 const struct nc_attr *attr, const struct nc_layout *layout, bool trunc,
-			 struct cl_pend **out);
+			 const struct nc_attr *attr, const struct nc_layout *layout,
+			 const void *inl, bool trunc, struct cl_pend **out);
 ssize_t cl_pend_read(struct nacre_fs *fs, struct cl_pend *p, void *buf, size_t len,
 		     uint64_t off);
 uint64_t cl_pend_size(struct nacre_fs *fs, struct cl_pend *p);
@@ -228,8 +232,8 @@ bool cl_pend_gone(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layo
 int cl_pack_unpack(struct nacre_fs *fs, struct cl_pend *p, struct nc_layout *layout,
 		   struct nc_attr *attr);
 int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-		     const struct nc_attr *cur, const struct nc_layout *cur_layout, uint64_t size,
-		     struct nc_attr *attr);
+		     const struct nc_attr *cur, const struct nc_layout *cur_layout,
+		     const void *cur_inline, uint64_t size, struct nc_attr *attr);
 ssize_t cl_pack_read(struct nacre_fs *fs, const struct nc_layout *layout, void *buf, size_t len,
 		     uint64_t off);
 struct nc_pack_switch;
@@ -240,8 +244,10 @@ int cl_pack_switch_rpc_layout(struct nacre_fs *fs, struct nc_pack_switch *sw,
 /* md.c */
 int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr);
 int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
+/* @inl: NULL, or room for NC_INLINE_MAX bytes that receives an inline
+ * file's bytes (attr->a_size of them). */
 int cl_md_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout);
+	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout, void *inl);
 int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		 const char *name, uint32_t mode, uint32_t rdev, uint32_t flags,
 		 const char *target, struct nc_attr *attr, struct nc_layout *layout);
@@ -254,7 +260,7 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 		 const char *on, const struct nc_fid *np, const char *nn, uint32_t flags);
 /* LOOKUP and, for a regular file, OPEN for reading in one request. */
 int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
-		      const char *name, struct nc_attr *attr, struct nc_layout *layout);
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout, void *inl);
 int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		 const char *name, struct nc_attr *attr);
 /* Truncates a file to @size: objects first, then the MDS (see md.c). */

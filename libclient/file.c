@@ -159,6 +159,7 @@ static bool file_put_locked(struct nacre_file *f)
 	pthread_mutex_destroy(&f->f_lock);
 	pthread_mutex_destroy(&f->f_wb_lock);
 	free(f->f_wb);
+	free(f->f_inline);
 	free(f);
 	return true;
 }
@@ -180,8 +181,41 @@ static void file_free(struct nacre_file *f)
 	pthread_mutex_unlock(&fs->fs_lock);
 }
 
+/* An inline file's handle keeps its bytes, as OPEN returned them (@inl), or
+ * asked for now when the reply that found it left them out. */
+static int open_inline(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
+		       struct nc_layout *layout, const void *inl, struct nacre_file *f)
+{
+	uint8_t *buf = malloc(NC_INLINE_MAX);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (!inl) {
+		rc = cl_md_open(fs, cred, &attr->a_fid, NC_OPEN_READ, attr, layout, buf);
+		if (!rc && !(layout->l_flags & NC_LAYOUT_INLINE)) {
+			/* Rewritten meanwhile: the handle reads what it is now. */
+			free(buf);
+			buf = NULL;
+		}
+	} else if (attr->a_size > NC_INLINE_MAX) {
+		rc = -NC_E_PROTO;
+	} else {
+		memcpy(buf, inl, (size_t)attr->a_size);
+	}
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	f->f_inline = buf;
+	f->f_layout = *layout;
+	f->f_size = attr->a_size;
+	f->f_open_attr = *attr;
+	return 0;
+}
+
 static int open_common(struct nacre_fs *fs, const struct nc_cred *cred,
-		       struct nc_attr *attr, struct nc_layout *layout, int flags,
+		       struct nc_attr *attr, struct nc_layout *layout, const void *inl, int flags,
 		       struct nacre_file **out)
 {
 	struct nacre_file *f;
@@ -199,6 +233,13 @@ static int open_common(struct nacre_fs *fs, const struct nc_cred *cred,
 	f = file_new(fs, cred, attr, layout, flags);
 	if (!f)
 		return -ENOMEM;
+	if (layout->l_flags & NC_LAYOUT_INLINE) {
+		rc = open_inline(fs, cred, attr, layout, inl, f);
+		if (rc) {
+			file_free(f);
+			return rc;
+		}
+	}
 	*out = f;
 	return 0;
 }
@@ -246,13 +287,35 @@ static void pend_check(struct nacre_file *f)
 }
 
 int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
-		      struct nc_layout *layout, int flags, struct nacre_file **out)
+		      struct nc_layout *layout, const void *inl, int flags,
+		      struct nacre_file **out)
 {
 	struct cl_pend *p = cl_pack_open_pend(fs, &attr->a_fid, attr);
 
 	if (p)
 		return pend_handle(fs, cred, attr, p, flags, out);
-	return open_common(fs, cred, attr, layout, flags, out);
+	return open_common(fs, cred, attr, layout, inl, flags, out);
+}
+
+/* After OPEN: a packed or inline file opened for writing becomes a pend
+ * (its bytes held here until the next commit moves them); any other goes
+ * on as itself. */
+static int open_opened(struct nacre_fs *fs, const struct nc_cred *c, struct nc_attr *attr,
+		       struct nc_layout *layout, const void *inl, int flags,
+		       struct nacre_file **out)
+{
+	struct cl_pend *p;
+	int rc;
+
+	if ((layout->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) &&
+	    (flags & O_ACCMODE) != O_RDONLY) {
+		rc = cl_pack_open_rewrite(fs, c, attr, layout, inl, flags & O_TRUNC, &p);
+		if (rc)
+			return rc;
+		cl_pend_stat(fs, p, attr);
+		return pend_handle(fs, c, attr, p, flags & ~O_TRUNC, out);
+	}
+	return open_common(fs, c, attr, layout, inl, flags, out);
 }
 
 NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
@@ -263,25 +326,21 @@ NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 	struct nc_attr attr;
 	struct nc_cred c;
 	struct cl_pend *p;
+	uint8_t *inl;
 	int rc;
 
 	cl_cred_from(fs, cred, &c);
 	p = cl_pack_open_pend(fs, &f, &attr);
 	if (p)
 		return pend_handle(fs, &c, &attr, p, flags, out);
-	rc = cl_md_open(fs, &c, &f, open_flags(flags), &attr, &layout);
-	if (rc)
-		return rc;
-	if ((layout.l_flags & NC_LAYOUT_PACKED) && (flags & O_ACCMODE) != O_RDONLY) {
-		/* Rewriting a packed file: its bytes are held here until the
-		 * next commit moves them to a new extent. */
-		rc = cl_pack_open_rewrite(fs, &c, &attr, &layout, flags & O_TRUNC, &p);
-		if (rc)
-			return rc;
-		cl_pend_stat(fs, p, &attr);
-		return pend_handle(fs, &c, &attr, p, flags & ~O_TRUNC, out);
-	}
-	return open_common(fs, &c, &attr, &layout, flags, out);
+	inl = malloc(NC_INLINE_MAX);
+	if (!inl)
+		return -ENOMEM;
+	rc = cl_md_open(fs, &c, &f, open_flags(flags), &attr, &layout, inl);
+	if (!rc)
+		rc = open_opened(fs, &c, &attr, &layout, inl, flags, out);
+	free(inl);
+	return rc;
 }
 
 /* What a lookup with the open intent gave: enough to open for reading with
@@ -290,6 +349,7 @@ struct nacre_intent {
 	struct nc_cred in_cred;
 	struct nc_attr in_attr;
 	struct nc_layout in_layout;
+	uint8_t in_inline[NC_INLINE_MAX];       /* an inline file's bytes */
 };
 
 NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
@@ -311,13 +371,14 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 	if (cl_pack_lookup(fs, &p, name, &in->in_attr)) {
 		rc = 0;
 	} else {
-		rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout);
+		rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout,
+				       in->in_inline);
 		/* A file with bytes but no layout in the reply comes from an MDS
 		 * that does not know the open intent: no intent,
 		 * nacre_open_fid() asks. */
 		if (!rc && S_ISREG(in->in_attr.a_mode) &&
 		    (in->in_layout.l_stripe_count || in->in_attr.a_size == 0 ||
-		     (in->in_layout.l_flags & NC_LAYOUT_PACKED))) {
+		     (in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))) {
 			in->in_cred = c;
 			*intent = in;
 		} else if (rc == -EACCES || rc == -EPERM) {
@@ -341,8 +402,8 @@ NACRE_API int nacre_open_intent(struct nacre_fs *fs, struct nacre_intent *intent
 		nacre_intent_free(intent);
 		return -EINVAL;
 	}
-	rc = cl_file_open_read(fs, &intent->in_cred, &intent->in_attr, &intent->in_layout, flags,
-			       out);
+	rc = cl_file_open_read(fs, &intent->in_cred, &intent->in_attr, &intent->in_layout,
+			       intent->in_inline, flags, out);
 	free(intent);
 	return rc;
 }
@@ -387,11 +448,16 @@ NACRE_API int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred
 		return rc;
 	if (!(flags & O_EXCL)) {
 		/* The name may have existed: check access as open(2) would. */
-		rc = cl_md_open(fs, &c, &attr.a_fid, open_flags(flags), &attr, &layout);
-		if (rc)
-			return rc;
+		uint8_t *inl = malloc(NC_INLINE_MAX);
+
+		rc = inl ? cl_md_open(fs, &c, &attr.a_fid, open_flags(flags), &attr, &layout, inl) :
+			   -ENOMEM;
+		if (!rc)
+			rc = open_opened(fs, &c, &attr, &layout, inl, flags, out);
+		free(inl);
+	} else {
+		rc = open_common(fs, &c, &attr, &layout, NULL, flags, out);
 	}
-	rc = open_common(fs, &c, &attr, &layout, flags, out);
 	if (!rc && st)
 		cl_stat_from_attr(&attr, st);
 	return rc;
@@ -625,6 +691,16 @@ static ssize_t file_pread(struct nacre_file *f, void *buf, size_t len, off_t off
 	pend_check(f);
 	if (f->f_pend)
 		return cl_pend_read(f->f_fs, f->f_pend, buf, len, (uint64_t)off);
+	if (f->f_inline) {
+		/* Its bytes came with the open; the size is theirs until the
+		 * next open. */
+		if (off < 0 || (uint64_t)off >= f->f_size)
+			return 0;
+		if (len > f->f_size - (uint64_t)off)
+			len = (size_t)(f->f_size - (uint64_t)off);
+		memcpy(buf, f->f_inline + off, len);
+		return (ssize_t)len;
+	}
 	if (f->f_layout.l_flags & NC_LAYOUT_PACKED) {
 		/* One read of the pack; the size is the extent's until the
 		 * next open. */

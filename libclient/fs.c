@@ -111,12 +111,15 @@ void cl_layout_to_public(const struct nc_layout *l, struct nacre_layout *out)
 	out->k = l->l_k;
 	out->m = l->l_m;
 	out->first_ost = l->l_first_ost;
-	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED | NACRE_LAYOUT_POOL);
+	out->flags = l->l_flags & (NACRE_LAYOUT_PACK | NACRE_LAYOUT_PACKED | NACRE_LAYOUT_POOL |
+				   NACRE_LAYOUT_INLINE);
 	if (l->l_flags & NC_LAYOUT_TEMPLATE) {
 		if (l->l_flags & NC_LAYOUT_PACK)
 			out->pack_max = l->l_pack_max;
 		if (l->l_flags & NC_LAYOUT_POOL)
 			memcpy(out->pool, l->l_pool, sizeof(out->pool));
+		if (l->l_flags & NC_LAYOUT_INLINE)
+			out->inline_max = l->l_inline_max;
 		return;
 	}
 	if (l->l_flags & NC_LAYOUT_PACKED) {
@@ -153,6 +156,10 @@ void cl_layout_from_public(const struct nacre_layout *in, struct nc_layout *l)
 	if (in->flags & NACRE_LAYOUT_POOL) {
 		l->l_flags |= NC_LAYOUT_POOL;
 		snprintf(l->l_pool, sizeof(l->l_pool), "%s", in->pool);
+	}
+	if (in->flags & NACRE_LAYOUT_INLINE) {
+		l->l_flags |= NC_LAYOUT_INLINE;
+		l->l_inline_max = in->inline_max;
 	}
 }
 

@@ -29,8 +29,10 @@ static int name_check(const char *name)
 	return 0;
 }
 
+/* @inl: room for NC_INLINE_MAX bytes, filled with an inline file's bytes
+ * (the reply must carry them), or NULL. */
 static int attr_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req,
-		    struct nc_attr *attr, struct nc_layout *layout)
+		    struct nc_attr *attr, struct nc_layout *layout, void *inl)
 {
 	struct nc_attr_rep *rep = calloc(1, sizeof(*rep));
 	struct nc_call call;
@@ -41,7 +43,16 @@ static int attr_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req,
 	rc = nc_cconn_rpc(fs->fs_mds, op, enc, req, (nc_xdr_fn)nc_wire_attr_rep, rep, &call);
 	if (rc)
 		goto out;
+	if (inl && rep->ar_has_layout && (rep->ar_layout.l_flags & NC_LAYOUT_INLINE)) {
+		/* The bytes point into the reply, which goes below. */
+		if (!rep->ar_inline_sent || rep->ar_inline_len != rep->ar_attr.a_size)
+			rc = -NC_E_PROTO;
+		else if (rep->ar_inline_len)
+			memcpy(inl, rep->ar_inline, rep->ar_inline_len);
+	}
 	nc_call_fini(&call);
+	if (rc)
+		goto out;
 	if (attr)
 		*attr = rep->ar_attr;
 	if (layout) {
@@ -72,15 +83,15 @@ int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr 
 	if (cl_pack_getattr(fs, fid, attr))
 		return 0; /* a small file held here */
 
-	return attr_rpc(fs, NC_OP_GETATTR, (nc_xdr_fn)nc_wire_fid_req, &m, attr, NULL);
+	return attr_rpc(fs, NC_OP_GETATTR, (nc_xdr_fn)nc_wire_fid_req, &m, attr, NULL, NULL);
 }
 
 int cl_md_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout)
+	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout, void *inl)
 {
 	struct nc_fid_req m = { .fr_cred = *cred, .fr_fid = *fid, .fr_flags = flags };
 
-	return attr_rpc(fs, NC_OP_OPEN, (nc_xdr_fn)nc_wire_fid_req, &m, attr, layout);
+	return attr_rpc(fs, NC_OP_OPEN, (nc_xdr_fn)nc_wire_fid_req, &m, attr, layout, inl);
 }
 
 int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
@@ -94,14 +105,14 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	if (cl_pack_lookup(fs, parent, name, attr))
 		return 0;
 	strcpy(m.nr_name, name);
-	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, NULL);
+	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, NULL, NULL);
 	if (!rc)
 		cl_ncache_put(fs->fs_ncache, cred, parent, name, attr);
 	return rc;
 }
 
 int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
-		      const char *name, struct nc_attr *attr, struct nc_layout *layout)
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout, void *inl)
 {
 	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent,
 				 .nr_flags = NC_LOOKUP_OPEN };
@@ -111,7 +122,7 @@ int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const str
 		return rc;
 	strcpy(m.nr_name, name);
 	memset(layout, 0, sizeof(*layout));
-	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, layout);
+	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, layout, inl);
 	if (!rc)
 		cl_ncache_put(fs->fs_ncache, cred, parent, name, attr);
 	return rc;
@@ -139,7 +150,7 @@ int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	m->cq_flags = flags;
 	if (target)
 		strcpy(m->cq_target, target);
-	rc = attr_rpc(fs, NC_OP_CREATE, (nc_xdr_fn)nc_wire_create_req, m, attr, layout);
+	rc = attr_rpc(fs, NC_OP_CREATE, (nc_xdr_fn)nc_wire_create_req, m, attr, layout, NULL);
 	free(m);
 	cl_ncache_stale_fid(fs->fs_ncache, parent); /* its mtime and link count */
 	if (!rc)
@@ -153,7 +164,7 @@ int cl_md_size_update(struct nacre_fs *fs, const struct nc_cred *cred, const str
 	struct nc_size_req m = { .su_cred = *cred, .su_fid = *fid, .su_size = size,
 				 .su_flags = flags };
 
-	int rc = attr_rpc(fs, NC_OP_SIZE_UPDATE, (nc_xdr_fn)nc_wire_size_req, &m, attr, NULL);
+	int rc = attr_rpc(fs, NC_OP_SIZE_UPDATE, (nc_xdr_fn)nc_wire_size_req, &m, attr, NULL, NULL);
 
 	cl_ncache_drop_fid(fs->fs_ncache, fid);
 	return rc;
@@ -166,7 +177,7 @@ int cl_md_setattr(struct nacre_fs *fs, const struct nc_setattr_req *sa, struct n
 	if (rc)
 		return rc;
 	rc = attr_rpc(fs, NC_OP_SETATTR, (nc_xdr_fn)nc_wire_setattr_req, (void *)sa, attr,
-			  NULL);
+			  NULL, NULL);
 
 	cl_ncache_drop_fid(fs->fs_ncache, &sa->sa_fid);
 	return rc;
@@ -267,10 +278,11 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 				     .sa_size = size };
 	struct nc_layout layout;
 	struct nc_attr cur;
+	uint8_t *inl;
 	int rc;
 
 	/* A small file held here is cut in memory. */
-	rc = cl_pack_truncate(fs, cred, fid, NULL, NULL, size, attr);
+	rc = cl_pack_truncate(fs, cred, fid, NULL, NULL, NULL, size, attr);
 	if (rc <= 0)
 		goto out_packed;
 	/* Data gathered by handles here must not land past the new end. */
@@ -278,21 +290,25 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	if (rc)
 		return rc;
 	/* OPEN checks write permission before anything is cut. */
-	rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
-	if (rc)
-		return rc;
-	if (!S_ISREG(cur.a_mode))
-		return -EINVAL;
-	if (layout.l_flags & NC_LAYOUT_PACKED) {
+	inl = malloc(NC_INLINE_MAX);
+	if (!inl)
+		return -ENOMEM;
+	rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout, inl);
+	if (!rc && !S_ISREG(cur.a_mode))
+		rc = -EINVAL;
+	if (!rc && (layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE))) {
 		/* Cut in a pack's way; past pack_max it gets objects of its own,
 		 * which are cut below. */
-		rc = cl_pack_truncate(fs, cred, fid, &cur, &layout, size, attr);
-		if (rc <= 0)
+		rc = cl_pack_truncate(fs, cred, fid, &cur, &layout, inl, size, attr);
+		if (rc <= 0) {
+			free(inl);
 			goto out_packed;
-		rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout);
-		if (rc)
-			return rc;
+		}
+		rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout, NULL);
 	}
+	free(inl);
+	if (rc)
+		return rc;
 	if (layout.l_stripe_count && !layout.l_m) {
 		rc = cl_io_objects(fs, fid, &layout, NC_OP_OBJ_TRUNC,
 				   size < cur.a_size ? size : cur.a_size, NULL);
@@ -457,7 +473,7 @@ NACRE_API int nacre_link_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 	rc = cl_pack_sync(fs);
 	if (rc)
 		return rc;
-	rc = attr_rpc(fs, NC_OP_LINK, (nc_xdr_fn)nc_wire_rename_req, &m, &attr, NULL);
+	rc = attr_rpc(fs, NC_OP_LINK, (nc_xdr_fn)nc_wire_rename_req, &m, &attr, NULL, NULL);
 	cl_ncache_drop_fid(fs->fs_ncache, &m.rn_src);
 	cl_ncache_stale_fid(fs->fs_ncache, &m.rn_newparent);
 	if (!rc && st)

@@ -109,6 +109,10 @@ struct nacre_layout {
 	 * ones); all zero when the objects are named by the file's own FID
 	 * (or, packed, the pack's).  Ignored by nacre_setlayout(). */
 	struct nacre_fid obj_fid;
+	/** Template with NACRE_LAYOUT_INLINE (and NACRE_LAYOUT_PACK): new files
+	 * of at most this many bytes (at most NACRE_INLINE_MAX) keep their
+	 * bytes inline, in the MDT.  File with NACRE_LAYOUT_INLINE: unused. */
+	uint32_t inline_max;
 };
 #define NACRE_OST_ANY UINT32_MAX
 /** Template: files created below (and in new subdirectories) are packed
@@ -119,6 +123,12 @@ struct nacre_layout {
 #define NACRE_LAYOUT_PACKED 0x4u
 /** Template: pool names the OST pool of new files. */
 #define NACRE_LAYOUT_POOL 0x8u
+/** Template: small files created below are kept inline up to inline_max
+ * bytes.  File: its bytes are kept in the MDT with its attributes, and it
+ * has no objects (shard_count 0); opening it returns them, reading it asks
+ * no OST. */
+#define NACRE_LAYOUT_INLINE 0x20u
+#define NACRE_INLINE_MAX 4096u
 #define NACRE_PACK_MAX_DEFAULT (1024u * 1024)
 /** The objects of pack N are those of FID (NACRE_PACK_FID_SEQ, N). */
 #define NACRE_PACK_FID_SEQ 2
@@ -216,6 +226,10 @@ struct nacre_opts {
 	 * its MDS as a server peer, so root squash leaves its root identity
 	 * alone.  Applications leave it false; see nacre-mds(8) --root-squash. */
 	bool server_peer;
+	/** With pack_all: files of at most this many bytes (at most
+	 * NACRE_INLINE_MAX) keep their bytes inline, in the MDT; 0: none
+	 * (mount -o inline_max). */
+	uint32_t inline_max;
 };
 
 /* ---- Connection ---- */

@@ -58,6 +58,8 @@
 #define PK_FLUSH_MS_DEFAULT 1000
 /* Packs one flush tries before it fails (each after the last lost one). */
 #define PK_WRITE_TRIES 3
+/* Inline bytes one PACK_COMMIT carries at most (NC_MAX_BODY bounds it). */
+#define PK_COMMIT_INLINE_BYTES (128u * 1024)
 
 struct cl_pend {
 	struct nc_fid p_fid;
@@ -68,10 +70,15 @@ struct cl_pend {
 	uint8_t *p_data;
 	size_t p_len, p_cap;
 	uint32_t p_pack_max;
+	/* At most this many bytes at its commit: kept inline, in the MDT,
+	 * with no pack (0: never; only where the MDS speaks 1.8). */
+	uint32_t p_inline_max;
 	int p_opens;
 	bool p_new;                     /* the MDS does not know it yet */
 	bool p_dirty;                   /* bytes the MDS does not have */
 	bool p_placed;                  /* in the pack buffer, to commit */
+	bool p_inline;                  /* placed to commit inline (no buffer) */
+	uint32_t p_gen;                 /* committed inline: the MDS's l_gen */
 	bool p_replace;                 /* was placed when its pack was lost */
 	/* A move (conversion, compaction): bytes read from the MDS's current
 	 * copy, not written by anyone here.  Its switch must find that copy
@@ -91,6 +98,7 @@ struct cl_pend {
 struct pk_dir {
 	struct nc_fid d_fid;
 	uint32_t d_pack_max;            /* 0: not a pack directory */
+	uint32_t d_inline_max;
 	struct nc_attr d_attr;
 	int64_t d_expires;
 };
@@ -111,6 +119,7 @@ struct cl_packer {
 	int k_flush_ms;
 	bool k_all;
 	uint32_t k_all_max;
+	uint32_t k_all_inline;
 	atomic_int k_npend;             /* pends that exist (a hint for hooks) */
 	struct cl_pend *k_pends;
 	uint64_t k_fid_next, k_fid_end;
@@ -451,6 +460,11 @@ static int pk_write_buf(struct nacre_fs *fs, struct cl_packer *k)
 static void pk_extent(const struct cl_pend *p, struct nc_layout *ext)
 {
 	memset(ext, 0, sizeof(*ext));
+	if (p->p_inline) {
+		ext->l_flags = NC_LAYOUT_INLINE;
+		ext->l_gen = p->p_gen;
+		return;
+	}
 	ext->l_flags = NC_LAYOUT_PACKED;
 	ext->l_pack_id = p->p_pack;
 	ext->l_pack_off = p->p_off;
@@ -487,12 +501,19 @@ static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 	for (;;) {
 		struct nc_call call;
 		uint32_t n = 0;
+		size_t inl = 0;
+		bool more = false;
 
 		for (struct cl_pend *p = k->k_pends; p && n < NC_PACK_COMMIT_MAX; p = p->p_next) {
 			struct nc_create_req *cq = &m.pc_creates[n];
 
 			if (!p->p_placed || !p->p_new)
 				continue;
+			/* Inline bytes ride in the request: its body is bounded. */
+			if (p->p_inline && inl + p->p_len > PK_COMMIT_INLINE_BYTES && n) {
+				more = true;
+				continue;
+			}
 			memset(cq, 0, sizeof(*cq));
 			cq->cq_cred = p->p_cred;
 			cq->cq_parent = p->p_parent;
@@ -502,13 +523,20 @@ static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 			cq->cq_fid = p->p_fid;
 			cq->cq_size = p->p_len;
 			cq->cq_mtime = p->p_attr.a_mtime;
-			pk_extent(p, &cq->cq_layout);
+			if (p->p_inline) {
+				cq->cq_flags |= NC_CREATE_INLINE;
+				cq->cq_inline = p->p_data;
+				cq->cq_inline_len = (uint32_t)p->p_len;
+				inl += p->p_len;
+			} else {
+				pk_extent(p, &cq->cq_layout);
+			}
 			batch[n++] = p;
 		}
 		if (n == 0 && !seal)
 			break;
 		m.pc_count = n;
-		m.pc_seal = seal && n < NC_PACK_COMMIT_MAX;
+		m.pc_seal = seal && n < NC_PACK_COMMIT_MAX && !more;
 		rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_COMMIT, (nc_xdr_fn)nc_wire_pack_commit, &m,
 				  (nc_xdr_fn)nc_wire_pack_commit_rep, rep, &call);
 		if (rc)
@@ -547,6 +575,7 @@ static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 				continue;
 			}
 			p->p_attr = rep->pr_attr[i];
+			p->p_gen = 0;   /* an inline file starts at generation 0 */
 			pk_committed(k, p);
 		}
 		if (m.pc_seal)
@@ -568,6 +597,7 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 	if (!sw)
 		return -ENOMEM;
 	for (p = k->k_pends; p; p = next) {
+		struct nc_layout nl;
 		struct nc_attr attr;
 		int r;
 
@@ -584,7 +614,11 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 				sw->ps_flags = NC_SWITCH_MOVE;
 			sw->ps_old = p->p_old;
 			pk_extent(p, &sw->ps_new);
-			r = cl_pack_switch_rpc(fs, sw, &attr);
+			if (p->p_inline) {
+				sw->ps_inline = p->p_data;
+				sw->ps_inline_len = (uint32_t)p->p_len;
+			}
+			r = cl_pack_switch_rpc_layout(fs, sw, &attr, &nl);
 			if (r != -NC_E_CHANGED || p->p_move)
 				break;
 			/* Another client replaced it: the last close wins. */
@@ -612,6 +646,7 @@ static int pk_commit_switches(struct nacre_fs *fs, struct cl_packer *k)
 			continue;
 		}
 		p->p_attr = attr;
+		p->p_gen = nl.l_gen;
 		pk_committed(k, p);
 	}
 	free(sw);
@@ -676,6 +711,18 @@ static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend
 	uint64_t chunk, pos;
 	int rc;
 
+	p->p_inline = p->p_len <= p->p_inline_max &&
+		      nc_cconn_peer_minor(fs->fs_mds) >= NC_MINOR_INLINE;
+	if (p->p_inline) {
+		/* Its bytes go with its record; the commit reads them from
+		 * the pend, which no one changes while it is placed. */
+		p->p_placed = true;
+		p->p_replace = false;
+		k->k_last_ms = nc_now_ms();
+		if (k->k_nplaced++ == 0)
+			k->k_oldest_ms = k->k_last_ms;
+		return 0;
+	}
 	if (!k->k_has_pack) {
 		rc = pk_pack_alloc(fs, k, &p->p_parent);
 		if (rc)
@@ -920,6 +967,9 @@ int cl_pack_init(struct nacre_fs *fs, const struct nacre_opts *opts)
 	k->k_all_max = opts && opts->pack_max ? opts->pack_max : NC_PACK_MAX_DEFAULT;
 	if (k->k_all_max > NC_PACK_MAX_LIMIT)
 		k->k_all_max = NC_PACK_MAX_LIMIT;
+	k->k_all_inline = opts ? opts->inline_max : 0;
+	if (k->k_all_inline > NC_INLINE_MAX)
+		k->k_all_inline = NC_INLINE_MAX;
 	atomic_init(&k->k_npend, 0);
 	fs->fs_pk = k;
 	if (pthread_create(&k->k_thread, NULL, pk_flusher, fs)) {
@@ -965,7 +1015,7 @@ void cl_pack_fini(struct nacre_fs *fs)
 
 /* The pack_max of new files in @dir (0: not packed), and its attributes. */
 static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc_fid *dir,
-		       uint32_t *pack_max, struct nc_attr *attr)
+		       uint32_t *pack_max, uint32_t *inline_max, struct nc_attr *attr)
 {
 	struct pk_dir *d = &k->k_dirs[(dir->f_oid * 0x9e3779b97f4a7c15ull) >> 58];
 	int64_t now = nc_now_ms();
@@ -974,6 +1024,7 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 
 	if (d->d_expires > now && nc_fid_eq(&d->d_fid, dir)) {
 		*pack_max = d->d_pack_max;
+		*inline_max = d->d_inline_max;
 		*attr = d->d_attr;
 		return 0;
 	}
@@ -988,10 +1039,15 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 	d->d_attr = *attr;
 	d->d_pack_max = (l.l_flags & NC_LAYOUT_PACK) ?
 			 (l.l_pack_max ? l.l_pack_max : NC_PACK_MAX_DEFAULT) : 0;
-	if (k->k_all && !d->d_pack_max)
+	d->d_inline_max = (l.l_flags & (NC_LAYOUT_PACK | NC_LAYOUT_INLINE)) ==
+				  (NC_LAYOUT_PACK | NC_LAYOUT_INLINE) ? l.l_inline_max : 0;
+	if (k->k_all && !d->d_pack_max) {
 		d->d_pack_max = k->k_all_max;
+		d->d_inline_max = k->k_all_inline;
+	}
 	d->d_expires = now + PK_DIR_TTL_MS;
 	*pack_max = d->d_pack_max;
+	*inline_max = d->d_inline_max;
 	return 0;
 }
 
@@ -1016,14 +1072,14 @@ int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct
 {
 	struct cl_packer *k = fs->fs_pk;
 	struct nc_attr dattr, cur;
-	uint32_t pack_max;
+	uint32_t pack_max, inline_max;
 	struct cl_pend *p;
 	int rc;
 
 	if (!k || strlen(name) > NC_NAME_MAX || !strcmp(name, ".") || !strcmp(name, ".."))
 		return 1;
 	pthread_mutex_lock(&k->k_lock);
-	rc = pk_dir_info(fs, k, parent, &pack_max, &dattr);
+	rc = pk_dir_info(fs, k, parent, &pack_max, &inline_max, &dattr);
 	if (rc || !pack_max) {
 		pthread_mutex_unlock(&k->k_lock);
 		return rc ? rc : 1;
@@ -1067,6 +1123,7 @@ int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct
 	strcpy(p->p_name, name);
 	p->p_cred = *cred;
 	p->p_pack_max = pack_max;
+	p->p_inline_max = inline_max;
 	p->p_new = true;
 	p->p_dirty = true;
 	p->p_opens = 1;
@@ -1113,26 +1170,30 @@ struct cl_pend *cl_pack_open_pend(struct nacre_fs *fs, const struct nc_fid *fid,
 /* Opening a committed packed file for writing: a pend loaded with its
  * bytes (none with O_TRUNC). */
 int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
-			 const struct nc_attr *attr, const struct nc_layout *layout, bool trunc,
-			 struct cl_pend **out)
+			 const struct nc_attr *attr, const struct nc_layout *layout,
+			 const void *inl, bool trunc, struct cl_pend **out)
 {
 	struct cl_packer *k = fs->fs_pk;
+	bool is_inline = layout->l_flags & NC_LAYOUT_INLINE;
+	uint64_t len = is_inline ? attr->a_size : layout->l_pack_len;
 	struct cl_pend *p, *q;
 	ssize_t got = 0;
 
-	if (!k)
+	if (!k || (is_inline && (!inl || len > NC_INLINE_MAX)))
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->p_len = trunc ? 0 : layout->l_pack_len;
+	p->p_len = trunc ? 0 : len;
 	p->p_cap = p->p_len ? p->p_len : 1;
 	p->p_data = malloc(p->p_cap);
 	if (!p->p_data) {
 		free(p);
 		return -ENOMEM;
 	}
-	if (p->p_len) {
+	if (p->p_len && is_inline) {
+		memcpy(p->p_data, inl, p->p_len);
+	} else if (p->p_len) {
 		got = cl_pack_read(fs, layout, p->p_data, p->p_len, 0);
 		if (got >= 0 && (size_t)got != p->p_len)
 			got = -EIO;
@@ -1147,9 +1208,14 @@ int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
 	p->p_attr = *attr;
 	p->p_attr.a_size = p->p_len;
 	p->p_old = *layout;
-	p->p_pack_max = layout->l_pack_len > NC_PACK_MAX_DEFAULT ? (uint32_t)layout->l_pack_len :
-								    NC_PACK_MAX_DEFAULT;
-	p->p_dirty = trunc && layout->l_pack_len;
+	p->p_pack_max = len > NC_PACK_MAX_DEFAULT ? (uint32_t)len : NC_PACK_MAX_DEFAULT;
+	/* An inline file rewritten stays inline while it fits (the
+	 * directory's limit is not known here); a packed one stays packed. */
+	if (is_inline) {
+		p->p_inline_max = NC_INLINE_MAX;
+		p->p_gen = layout->l_gen;
+	}
+	p->p_dirty = trunc && len;
 	p->p_opens = 1;
 	pthread_mutex_lock(&k->k_lock);
 	q = pk_find_fid(k, &p->p_fid);
@@ -1162,6 +1228,8 @@ int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
 		q->p_cap = p->p_cap;
 		q->p_attr = p->p_attr;
 		q->p_old = p->p_old;
+		q->p_gen = p->p_gen;
+		q->p_inline_max = p->p_inline_max;
 		q->p_dirty = p->p_dirty;
 		p->p_data = d;
 	}
@@ -1484,8 +1552,8 @@ out:
  * (or, past pack_max, no longer) packed: the caller truncates its objects.
  */
 int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-		     const struct nc_attr *cur, const struct nc_layout *cur_layout, uint64_t size,
-		     struct nc_attr *attr)
+		     const struct nc_attr *cur, const struct nc_layout *cur_layout,
+		     const void *cur_inline, uint64_t size, struct nc_attr *attr)
 {
 	struct cl_packer *k = fs->fs_pk;
 	struct nc_layout layout;
@@ -1498,9 +1566,9 @@ int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const stru
 		return 1;
 	p = cl_pack_open_pend(fs, fid, &pattr);
 	if (!p) {
-		if (!cur || !(cur_layout->l_flags & NC_LAYOUT_PACKED))
+		if (!cur || !(cur_layout->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))
 			return 1;
-		rc = cl_pack_open_rewrite(fs, cred, cur, cur_layout, false, &p);
+		rc = cl_pack_open_rewrite(fs, cred, cur, cur_layout, cur_inline, false, &p);
 		if (rc)
 			return rc;
 	}
@@ -1688,7 +1756,7 @@ static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint3
 	*placed = false;
 	rc = cl_flush_fid(fs, fid);
 	if (!rc)
-		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ, &attr, &layout);
+		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ, &attr, &layout, NULL);
 	if (rc)
 		return rc;
 	if (!S_ISREG(attr.a_mode))
@@ -1698,11 +1766,12 @@ static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint3
 	if (attr.a_uid != fs->fs_cred.c_uid && fs->fs_cred.c_uid != 0) {
 		struct nc_layout w;
 
-		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &w);
+		rc = cl_md_open(fs, &fs->fs_cred, fid, NC_OPEN_READ | NC_OPEN_WRITE, &attr, &w,
+				NULL);
 		if (rc)
 			return rc;
 	}
-	if (layout.l_flags & NC_LAYOUT_PACKED)
+	if (layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE))
 		return 0;
 	if (attr.a_size > pack_max)
 		return -EFBIG;
@@ -1792,7 +1861,8 @@ static int pk_gc_pack(struct nacre_fs *fs, uint64_t id, struct nc_pack_files *pf
 
 			results[j] = 0;
 			after = pf->pf_fids[j];
-			r = cl_md_open(fs, &fs->fs_cred, &after, NC_OPEN_READ, &attr, &layout);
+			r = cl_md_open(fs, &fs->fs_cred, &after, NC_OPEN_READ, &attr, &layout,
+				       NULL);
 			if (r == -ENOENT)
 				continue; /* removed meanwhile */
 			if (!r && (!(layout.l_flags & NC_LAYOUT_PACKED) || layout.l_pack_id != id))

@@ -8,7 +8,8 @@
  * layouts), then each file that lies in one chunk of one object - a packed
  * file, or any file smaller than a chunk - is one OBJ_READ, and all of the
  * window's reads are sent at once and land straight in the callers'
- * buffers.  Whatever does not fit that path (larger files, a shard marked
+ * buffers; an inline file's bytes come with the LOOKUP_MANY reply itself.
+ * Whatever does not fit that path (larger files, a shard marked
  * stale, an OST that failed, a symbolic link, a file only this client
  * holds yet, an OST that timed out lately) is read by a pool of threads,
  * each with nacre_open() and nacre_pread(), which decode around failures
@@ -148,10 +149,9 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 	w->w_lm.lm_ents = w->w_ents;
 	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_LOOKUP_MANY, (nc_xdr_fn)nc_wire_lookup_many_req,
 			  &w->w_lm, (nc_xdr_fn)nc_wire_lookup_many_rep, &w->w_lm, &call);
-	if (rc == 0) {
+	if (rc == 0 && w->w_lm.lm_count != n) {
 		nc_call_fini(&call);
-		if (w->w_lm.lm_count != n)
-			rc = -NC_E_PROTO;
+		rc = -NC_E_PROTO;
 	}
 	if (rc) {
 		/* A server without it, or a failure: the slow path for all. */
@@ -190,6 +190,17 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 			r->result = 0;
 			continue;
 		}
+		if (e->le_rep.ar_has_layout && (e->le_rep.ar_layout.l_flags & NC_LAYOUT_INLINE)) {
+			/* The bytes came along (they point into the reply); a
+			 * reply that had no room left for them: open it. */
+			if (!e->le_rep.ar_inline_sent || e->le_rep.ar_inline_len != a->a_size) {
+				slow[(*nslow)++] = r;
+				continue;
+			}
+			memcpy(r->buf, e->le_rep.ar_inline, want);
+			r->result = (ssize_t)want;
+			continue;
+		}
 		p = &w->w_pieces[np];
 		/* An OST that timed out lately is not waited for again: the slow
 		 * path decodes around it. */
@@ -206,6 +217,7 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		w->w_want[np] = (uint32_t)want;
 		np++;
 	}
+	nc_call_fini(&call);
 	cl_pieces_run(w->w_pieces, (int)np, false);
 	for (uint32_t j = 0; j < np; j++) {
 		struct cl_piece *p = &w->w_pieces[j];

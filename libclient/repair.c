@@ -69,7 +69,7 @@ static int repair_layout(struct repair *rp)
 
 	if (rp->rp_fid.f_seq != NC_PACK_FID_SEQ) {
 		rc = cl_md_open(rp->rp_fs, &rp->rp_cred, &rp->rp_fid, NC_OPEN_READ, &attr,
-				&rp->rp_layout);
+				&rp->rp_layout, NULL);
 		if (rc || !S_ISREG(attr.a_mode))
 			return rc ? rc : 1;
 		if (!(rp->rp_layout.l_flags & NC_LAYOUT_PACKED)) {

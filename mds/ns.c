@@ -468,9 +468,10 @@ int mds_ns_setattr(struct mds_ns *ns, const struct nc_setattr_req *sa,
 	rc = ns_setattr_check(in, sa);
 	if (rc || sa->sa_valid == 0)
 		goto out_end;
-	/* A packed file's size is its extent's: a client changes it by
-	 * switching the file to new bytes (PACK_SWITCH). */
-	if ((sa->sa_valid & NC_SA_SIZE) && (in->in_layout.l_flags & NC_LAYOUT_PACKED) &&
+	/* A packed (or inline) file's size is its extent's (its bytes'): a
+	 * client changes it by switching the file to new bytes (PACK_SWITCH). */
+	if ((sa->sa_valid & NC_SA_SIZE) &&
+	    (in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) &&
 	    sa->sa_size != in->in_attr.a_size) {
 		rc = -NC_E_PACKED;
 		goto out_end;
@@ -579,7 +580,12 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 		return rc;
 	if ((cq->cq_flags & NC_CREATE_PACKED) &&
 	    (type != S_IFREG || !(cq->cq_flags & NC_CREATE_FID) ||
-	     cq->cq_size != cq->cq_layout.l_pack_len))
+	     cq->cq_size != ((cq->cq_flags & NC_CREATE_INLINE) ? cq->cq_inline_len :
+							     cq->cq_layout.l_pack_len)))
+		return -EINVAL;
+	if ((cq->cq_flags & NC_CREATE_INLINE) &&
+	    (!(cq->cq_flags & NC_CREATE_PACKED) || cq->cq_inline_len > NC_INLINE_MAX ||
+	     (cq->cq_inline_len && !cq->cq_inline)))
 		return -EINVAL;
 	rc = ns_dirent_get(txn, &cq->cq_parent, cq->cq_name, &d);
 	/* A resent create of a client-named file that already went in. */
@@ -627,6 +633,15 @@ static int ns_create_txn(struct mds_ns *ns, struct mds_txn *txn,
 
 	switch (type) {
 	case S_IFREG:
+		if (cq->cq_flags & NC_CREATE_INLINE) {
+			in->in_layout.l_flags = NC_LAYOUT_INLINE;
+			if (cq->cq_inline_len)
+				memcpy(in->in_inline, cq->cq_inline, cq->cq_inline_len);
+			in->in_attr.a_size = cq->cq_inline_len;
+			in->in_attr.a_mtime = cq->cq_mtime;
+			ns_set_blocks(&in->in_attr);
+			break;
+		}
 		if (cq->cq_flags & NC_CREATE_PACKED) {
 			in->in_layout.l_flags = NC_LAYOUT_PACKED;
 			in->in_layout.l_pack_id = cq->cq_layout.l_pack_id;
@@ -1288,7 +1303,7 @@ out_free:
 
 int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 		      const struct nc_fid *fid, uint32_t flags,
-		      struct nc_attr *attr, struct nc_layout *layout)
+		      struct nc_attr *attr, struct nc_layout *layout, void *inl)
 {
 	unsigned int want = 0;
 	struct ns_inode *in;
@@ -1323,6 +1338,8 @@ int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 		*attr = in->in_attr;
 	if (layout)
 		rc = ns_layout_join_ro(ns, in, layout);
+	if (inl && ns_is_reg(in) && (in->in_layout.l_flags & NC_LAYOUT_INLINE))
+		memcpy(inl, in->in_inline, (size_t)in->in_attr.a_size);
 out_free:
 	free(in);
 	return rc;
@@ -1354,7 +1371,8 @@ int mds_ns_size_update(struct mds_ns *ns, const struct nc_fid *fid,
 		rc = ns_is_dir(in) ? -EISDIR : -EINVAL;
 		goto out_end;
 	}
-	if ((in->in_layout.l_flags & NC_LAYOUT_PACKED) && size > in->in_attr.a_size) {
+	if ((in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) &&
+	    size > in->in_attr.a_size) {
 		rc = -NC_E_PACKED;
 		goto out_end;
 	}

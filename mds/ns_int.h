@@ -12,7 +12,8 @@
  *              layout: a pending migration (ns_migrate.c)
  *   INODES     fid (16 BE) -> attr, then by type: directory: parent fid,
  *              next cookie, template flag [+ template]; regular file:
- *              layout; symlink: target
+ *              layout [+ its bytes, when the layout is inline]; symlink:
+ *              target
  *   DIRENTS    parent fid + name -> child fid, S_IFMT bits, cookie
  *   DIRCOOKIES parent fid + cookie (BE) -> child fid, S_IFMT bits, name
  *   XATTRS     fid + name -> value bytes
@@ -23,7 +24,9 @@
  *   PACKFILES  pack id (BE u64) + fid -> nothing
  *   POOLS      pool name -> count, OST indexes (see ns_pool.c)
  * A template with NC_LAYOUT_POOL ends with the pool name (after pack_max).
- * A packed regular file's layout holds only NC_LAYOUT_PACKED and its extent.
+ * A packed regular file's layout holds only NC_LAYOUT_PACKED and its extent;
+ * an inline one only NC_LAYOUT_INLINE and l_gen.  A template with
+ * NC_LAYOUT_INLINE ends with l_inline_max (after the pool name).
  *
  * Each public function runs in one transaction of its own; writers are
  * serialised by LMDB, so the functions are safe to call from many threads.
@@ -83,7 +86,10 @@ struct ns_inode {
 	uint64_t in_next_cookie;        /* directories */
 	uint32_t in_has_tmpl;           /* directories: in_layout is set */
 	struct nc_layout in_layout;     /* file layout or directory template */
-	char in_target[NC_SYMLINK_MAX + 1];
+	union {
+		char in_target[NC_SYMLINK_MAX + 1];     /* symbolic links */
+		uint8_t in_inline[NC_INLINE_MAX];       /* inline files: a_size bytes */
+	};
 };
 
 /* One pack as its record holds it (mds/ns_pack.c). */

@@ -30,7 +30,13 @@ static int ns_tmpl_check(const struct nc_layout *t)
 {
 	if (!ns_stripe_size_ok(t->l_stripe_size))
 		return -EINVAL;
-	if (t->l_flags & ~(NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_POOL))
+	if (t->l_flags & ~(NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_POOL |
+			   NC_LAYOUT_INLINE))
+		return -EINVAL;
+	/* Only files kept packed may be inline: the client decides at the
+	 * same commit. */
+	if ((t->l_flags & NC_LAYOUT_INLINE) &&
+	    (!(t->l_flags & NC_LAYOUT_PACK) || t->l_inline_max > NC_INLINE_MAX))
 		return -EINVAL;
 	if ((t->l_flags & NC_LAYOUT_POOL) && !nc_pool_name_is_valid(t->l_pool))
 		return -EINVAL;
@@ -315,7 +321,7 @@ static bool ns_tmpl_is_empty(const struct nc_layout *t)
 {
 	return !t->l_stripe_size && !t->l_stripe_count && !t->l_k && !t->l_m &&
 	       t->l_first_ost == NC_OST_ANY &&
-	       !(t->l_flags & (NC_LAYOUT_PACK | NC_LAYOUT_POOL));
+	       !(t->l_flags & (NC_LAYOUT_PACK | NC_LAYOUT_POOL | NC_LAYOUT_INLINE));
 }
 
 static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
@@ -361,8 +367,13 @@ static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
 			in->in_layout.l_flags |= NC_LAYOUT_POOL;
 			memcpy(in->in_layout.l_pool, req->l_pool, sizeof(req->l_pool));
 		}
+		if (req->l_flags & NC_LAYOUT_INLINE) {
+			in->in_layout.l_flags |= NC_LAYOUT_INLINE;
+			in->in_layout.l_inline_max = req->l_inline_max;
+		}
 	} else {
-		if (in->in_attr.a_size > 0 || (in->in_layout.l_flags & NC_LAYOUT_PACKED))
+		if (in->in_attr.a_size > 0 ||
+		    (in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))
 			return -EBUSY;
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)

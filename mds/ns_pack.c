@@ -642,7 +642,8 @@ int mds_ns_pack_reap(struct mds_ns *ns)
 /* Does the file still look as the client read it? */
 static bool ns_layout_matches(const struct nc_layout *cur, const struct nc_layout *old)
 {
-	if ((cur->l_flags & NC_LAYOUT_PACKED) != (old->l_flags & NC_LAYOUT_PACKED))
+	if ((cur->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) !=
+	    (old->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))
 		return false;
 	if (cur->l_flags & NC_LAYOUT_PACKED)
 		return cur->l_pack_id == old->l_pack_id && cur->l_pack_off == old->l_pack_off &&
@@ -706,7 +707,11 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 	     in->in_attr.a_mtime.t_sec != sw->ps_mtime.t_sec ||
 	     in->in_attr.a_mtime.t_nsec != sw->ps_mtime.t_nsec))
 		return -NC_E_CHANGED;
-	if (nl->l_flags & NC_LAYOUT_PACKED) {
+	if (nl->l_flags & NC_LAYOUT_INLINE) {
+		if (nl->l_flags != NC_LAYOUT_INLINE || sw->ps_inline_len != sw->ps_size ||
+		    sw->ps_size > NC_INLINE_MAX || (sw->ps_inline_len && !sw->ps_inline))
+			return -EINVAL;
+	} else if (nl->l_flags & NC_LAYOUT_PACKED) {
 		if (nl->l_pack_len != sw->ps_size)
 			return -EINVAL;
 		rc = ns_pack_attach(txn, &in->in_attr.a_fid, nl);
@@ -725,7 +730,16 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 					    NS_MOVE_GRACE_S);
 	if (rc)
 		return rc;
-	if (nl->l_flags & NC_LAYOUT_PACKED) {
+	if (nl->l_flags & NC_LAYOUT_INLINE) {
+		/* Its generation tells a rewrite from the bytes it replaced. */
+		uint32_t gen = in->in_layout.l_gen;
+
+		memset(&in->in_layout, 0, sizeof(in->in_layout));
+		in->in_layout.l_flags = NC_LAYOUT_INLINE;
+		in->in_layout.l_gen = gen + 1;
+		if (sw->ps_inline_len)
+			memcpy(in->in_inline, sw->ps_inline, sw->ps_inline_len);
+	} else if (nl->l_flags & NC_LAYOUT_PACKED) {
 		memset(&in->in_layout, 0, sizeof(in->in_layout));
 		in->in_layout.l_flags = NC_LAYOUT_PACKED;
 		in->in_layout.l_pack_id = nl->l_pack_id;

@@ -148,9 +148,16 @@ void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 			nc_xdr_u32(x, &l->l_pack_max);
 		if (l->l_flags & NC_LAYOUT_POOL)
 			nc_xdr_str(x, l->l_pool, NC_POOL_NAME_MAX);
+		if (l->l_flags & NC_LAYOUT_INLINE) {
+			nc_xdr_u32(x, &l->l_inline_max);
+			if (l->l_inline_max > NC_INLINE_MAX)
+				ns_xdr_fail(x);
+		}
 		return;
 	}
-	if (l->l_flags & NC_LAYOUT_POOL) {
+	if ((l->l_flags & NC_LAYOUT_POOL) ||
+	    ((l->l_flags & NC_LAYOUT_INLINE) &&
+	     ((l->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_OBJFID)) || l->l_stripe_count))) {
 		ns_xdr_fail(x);
 		return;
 	}
@@ -177,6 +184,26 @@ void ns_xdr_layout(struct nc_xdr *x, struct nc_layout *l)
 	}
 }
 
+/* An inline file's bytes follow its layout: exactly a_size of them. */
+static void ns_xdr_inline(struct nc_xdr *x, struct ns_inode *in)
+{
+	const void *p = in->in_inline;
+	uint32_t n = (uint32_t)in->in_attr.a_size;
+
+	if (in->in_attr.a_size > NC_INLINE_MAX) {
+		ns_xdr_fail(x);
+		return;
+	}
+	nc_xdr_opaque(x, &p, &n, NC_INLINE_MAX);
+	if (x->x_err || x->x_op != NC_XDR_DECODE)
+		return;
+	if (n != in->in_attr.a_size) {
+		ns_xdr_fail(x);
+		return;
+	}
+	memcpy(in->in_inline, p, n);
+}
+
 void ns_xdr_inode(struct nc_xdr *x, struct ns_inode *in)
 {
 	ns_xdr_version(x);
@@ -200,6 +227,8 @@ void ns_xdr_inode(struct nc_xdr *x, struct ns_inode *in)
 		ns_xdr_layout(x, &in->in_layout);
 		if (in->in_layout.l_flags & NC_LAYOUT_TEMPLATE)
 			ns_xdr_fail(x);
+		else if ((in->in_layout.l_flags & NC_LAYOUT_INLINE) && !x->x_err)
+			ns_xdr_inline(x, in);
 		break;
 	case S_IFLNK:
 		nc_xdr_str(x, in->in_target, NC_SYMLINK_MAX);

@@ -167,18 +167,37 @@ static int reply_msg(struct nc_req *req, nc_xdr_fn fn, void *msg)
 	}
 }
 
-static int reply_attr(struct nc_req *req, const struct nc_attr *attr,
-		      const struct nc_layout *layout)
+/* Does the reply carry @l (a file's layout: objects, or inline bytes)? */
+static bool layout_sent(const struct nc_layout *l)
+{
+	return l && (l->l_stripe_count || (l->l_flags & NC_LAYOUT_INLINE));
+}
+
+/* @inl: an inline file's bytes (attr->a_size of them) to send with its
+ * layout; NULL sends the layout alone. */
+static int reply_attr_inline(struct nc_req *req, const struct nc_attr *attr,
+			     const struct nc_layout *layout, const void *inl)
 {
 	struct nc_attr_rep rep;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.ar_attr = *attr;
-	if (layout && layout->l_stripe_count) {
+	if (layout_sent(layout)) {
 		rep.ar_has_layout = 1;
 		rep.ar_layout = *layout;
+		if ((layout->l_flags & NC_LAYOUT_INLINE) && inl) {
+			rep.ar_inline_sent = 1;
+			rep.ar_inline = inl;
+			rep.ar_inline_len = (uint32_t)attr->a_size;
+		}
 	}
 	return reply_msg(req, (nc_xdr_fn)nc_wire_attr_rep, &rep);
+}
+
+static int reply_attr(struct nc_req *req, const struct nc_attr *attr,
+		      const struct nc_layout *layout)
+{
+	return reply_attr_inline(req, attr, layout, NULL);
 }
 
 /* Every handler returns 0 after replying, or an error for the caller to
@@ -228,11 +247,17 @@ static int op_lookup(struct mds_server *mds, struct nc_req *req, struct nc_xdr *
 		rc = mds_ns_lookup(mds_server_ns(mds), &m.nr_cred, &m.nr_parent, m.nr_name, &attr);
 	if (!rc && (m.nr_flags & NC_LOOKUP_OPEN) && S_ISREG(attr.a_mode)) {
 		struct nc_layout layout;
+		uint8_t *inl = malloc(NC_INLINE_MAX);
 
+		if (!inl)
+			return -ENOMEM;
 		memset(&layout, 0, sizeof(layout));
 		rc = mds_ns_open_check(mds_server_ns(mds), &m.nr_cred, &attr.a_fid, NC_OPEN_READ,
-				       &attr, &layout);
-		return rc ? rc : reply_attr(req, &attr, &layout);
+				       &attr, &layout, inl);
+		if (!rc)
+			rc = reply_attr_inline(req, &attr, &layout, inl);
+		free(inl);
+		return rc;
 	}
 	return rc ? rc : reply_attr(req, &attr, NULL);
 }
@@ -366,14 +391,21 @@ static int op_open(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in
 	struct nc_fid_req m;
 	struct nc_layout layout;
 	struct nc_attr attr;
+	uint8_t *inl;
 	int rc = decode(req, in, (nc_xdr_fn)nc_wire_fid_req, &m);
 
 	if (rc)
 		return rc;
+	inl = malloc(NC_INLINE_MAX);
+	if (!inl)
+		return -ENOMEM;
 	memset(&layout, 0, sizeof(layout));
 	rc = mds_ns_open_check(mds_server_ns(mds), &m.fr_cred, &m.fr_fid, m.fr_flags, &attr,
-			       &layout);
-	return rc ? rc : reply_attr(req, &attr, &layout);
+			       &layout, inl);
+	if (!rc)
+		rc = reply_attr_inline(req, &attr, &layout, inl);
+	free(inl);
+	return rc;
 }
 
 static int op_getlayout(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
@@ -585,9 +617,10 @@ static int op_pack_commit(struct mds_server *mds, struct nc_req *req, struct nc_
 		int r = -EINVAL;
 
 		memset(&rep->pr_attr[i], 0, sizeof(rep->pr_attr[i]));
+		/* An inline file uses no pack. */
 		if ((cq->cq_flags & (NC_CREATE_FID | NC_CREATE_PACKED)) ==
 			    (NC_CREATE_FID | NC_CREATE_PACKED) &&
-		    cq->cq_layout.l_pack_id == m.pc_pack)
+		    ((cq->cq_flags & NC_CREATE_INLINE) || cq->cq_layout.l_pack_id == m.pc_pack))
 			r = mds_ns_create(mds_server_ns(mds), cq, NULL, &rep->pr_attr[i], NULL);
 		rep->pr_status[i] = nc_status_from_err(r);
 	}
@@ -736,11 +769,14 @@ static int op_pack_files(struct mds_server *mds, struct nc_req *req, struct nc_x
 static int op_lookup_many(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
 	struct nc_lookup_many m = { .lm_count = 0 };
+	uint32_t budget = NC_LOOKUP_MANY_INLINE_BUDGET, used = 0;
+	uint8_t *inl;
 	int rc = -ENOMEM;
 
 	m.lm_ents = calloc(NC_LOOKUP_MANY_MAX, sizeof(*m.lm_ents));
-	if (!m.lm_ents)
-		return rc;
+	inl = malloc(budget + NC_INLINE_MAX);
+	if (!m.lm_ents || !inl)
+		goto out;
 	rc = decode(req, in, (nc_xdr_fn)nc_wire_lookup_many_req, &m);
 	if (rc)
 		goto out;
@@ -753,15 +789,26 @@ static int op_lookup_many(struct mds_server *mds, struct nc_req *req, struct nc_
 		s = mds_ns_lookup(mds_server_ns(mds), &m.lm_cred, &e->le_parent, e->le_name,
 				  &r->ar_attr);
 		if (!s && S_ISREG(r->ar_attr.a_mode)) {
+			/* Inline bytes while the reply has room for them: the
+			 * client opens the others one by one. */
 			s = mds_ns_open_check(mds_server_ns(mds), &m.lm_cred, &r->ar_attr.a_fid,
-					      NC_OPEN_READ, &r->ar_attr, &r->ar_layout);
-			r->ar_has_layout = !s && r->ar_layout.l_stripe_count;
+					      NC_OPEN_READ, &r->ar_attr, &r->ar_layout,
+					      used < budget ? inl + used : NULL);
+			r->ar_has_layout = !s && layout_sent(&r->ar_layout);
+			if (r->ar_has_layout && (r->ar_layout.l_flags & NC_LAYOUT_INLINE) &&
+			    used < budget) {
+				r->ar_inline_sent = 1;
+				r->ar_inline = inl + used;
+				r->ar_inline_len = (uint32_t)r->ar_attr.a_size;
+				used += r->ar_inline_len;
+			}
 		}
 		e->le_status = nc_status_from_err(s);
 	}
 	rc = reply_msg(req, (nc_xdr_fn)nc_wire_lookup_many_rep, &m);
 out:
 	free(m.lm_ents);
+	free(inl);
 	return rc;
 }
 

@@ -41,7 +41,7 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_fn = cmd_setstripe,
 		.cc_summary = "set a directory's default layout or create a file with a layout",
 		.cc_usage = "[-d] [-S SIZE] [-c COUNT] [-i OST] [-E K+M|none] [-p POOL | --no-pool]\n"
-			"       [--pack [--pack-max SIZE] | --no-pack] [--json] PATH",
+			"       [--pack [--pack-max SIZE] [--inline-max SIZE] | --no-pack] [--json] PATH",
 		.cc_help =
 			"  -S, --stripe-size SIZE   bytes per chunk, K/M/G suffixes, a multiple\n"
 			"                           of 4K from 4K to 64M\n"
@@ -53,6 +53,8 @@ static const struct cli_cmd cli_cmds[] = {
 			"                           its new subdirectories) are packed\n"
 			"  --pack-max SIZE          with --pack: the largest file kept packed,\n"
 			"                           K/M suffixes, 1 byte to 64M (default 1M)\n"
+			"  --inline-max SIZE        with --pack: files up to SIZE (0 to 4K) keep\n"
+			"                           their bytes in the MDT, no pack (0: none)\n"
 			"  --no-pack                new files of the directory are not packed\n"
 			"  -p, --pool POOL          new files use only the active OSTs of OST pool\n"
 			"                           POOL (see nacre pool); -p '' clears it\n"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nacre getstripe PATH... and nacre setstripe [-S SIZE] [-c COUNT] [-i OST]
- * [-E K+M|none] [--pack [--pack-max SIZE] | --no-pack] PATH: show and set
+ * [-E K+M|none] [--pack [--pack-max SIZE] [--inline-max SIZE] | --no-pack] PATH: show and set
  * layouts, as `lfs getstripe` / `lfs setstripe` do, plus the erasure code
  * of the rows (-E) and small-file packing (--pack).
  *
@@ -33,6 +33,7 @@ enum {
 	STRIPE_OPT_PACK = 0x200,
 	STRIPE_OPT_NO_PACK,
 	STRIPE_OPT_PACK_MAX,
+	STRIPE_OPT_INLINE_MAX,
 	STRIPE_OPT_NO_POOL,
 };
 
@@ -48,6 +49,8 @@ struct stripe_req {
 	uint32_t sr_index;              /* NACRE_OST_ANY: the MDS chooses */
 	uint32_t sr_k, sr_m;            /* 1+0 for "none" */
 	uint32_t sr_pack_max;           /* with sr_has_pack_max, bytes */
+	bool sr_has_inline_max;
+	uint32_t sr_inline_max;         /* with sr_has_inline_max, bytes (0: off) */
 };
 
 /* ---- showing a layout ---- */
@@ -107,7 +110,13 @@ static uint32_t stripe_nshards(const struct nacre_layout *l)
 		NACRE_MAX_STRIPES;
 }
 
-/* A directory: "pack" and, when on, "pack_max". */
+/* A directory's inline limit: 0 when its new files are never inline. */
+static uint32_t stripe_inline_max(const struct nacre_layout *l)
+{
+	return stripe_packs(l, true) && (l->flags & NACRE_LAYOUT_INLINE) ? l->inline_max : 0;
+}
+
+/* A directory: "pack" and, when on, "pack_max" and "inline_max". */
 static void stripe_json_template_pack(struct cli_json *js,
 				      const struct nacre_layout *l)
 {
@@ -116,6 +125,11 @@ static void stripe_json_template_pack(struct cli_json *js,
 	cli_json_key(js, "pack_max");
 	if (stripe_packs(l, true))
 		cli_json_u64(js, cli_template_pack_max(l));
+	else
+		cli_json_null(js);
+	cli_json_key(js, "inline_max");
+	if (stripe_packs(l, true))
+		cli_json_u64(js, stripe_inline_max(l));
 	else
 		cli_json_null(js);
 }
@@ -191,6 +205,9 @@ static void stripe_print_json(struct cli_json *js, const char *path,
 	if (dir) {
 		stripe_json_template_pack(js, l);
 	} else {
+		/* An inline file's bytes are in the MDT: no objects at all. */
+		cli_json_key(js, "inline");
+		cli_json_bool(js, l->flags & NACRE_LAYOUT_INLINE);
 		stripe_json_file_pack(js, fid, l, size);
 		/* What names the objects: the file's FID, a migrated file's
 		 * own object FID, or the pack's. */
@@ -225,7 +242,10 @@ static void stripe_print_file(const char *path, const struct nacre_fid *fid, uin
 	printf("lmm_stripe_size:   %" PRIu32 "\n", l->stripe_size);
 	printf("lmm_pattern:       %s\n", pattern);
 	printf("lmm_stripe_offset: %" PRId64 "\n", stripe_first_ost(l, false));
-	if (stripe_is_packed(l, false) && stripe_pack_pending(l, size))
+	if (l->flags & NACRE_LAYOUT_INLINE)
+		printf("lmm_inline:        %" PRIu64 " bytes, kept in the MDT (no objects)\n",
+		       size);
+	else if (stripe_is_packed(l, false) && stripe_pack_pending(l, size))
 		printf("lmm_packed:        pack %" PRIu64 ", bytes pending (held by the "
 		       "writing client until its next pack flush)\n", l->pack_id);
 	else if (stripe_is_packed(l, false))
@@ -257,7 +277,10 @@ static void stripe_print_dir(const char *path, const struct nacre_layout *l)
 	printf("%s\n", path);
 	printf("stripe_count: %s stripe_size: %s pattern: %s stripe_offset: %" PRId64
 	       "\n", count, size, pattern, stripe_first_ost(l, true));
-	if (stripe_packs(l, true))
+	if (stripe_packs(l, true) && stripe_inline_max(l))
+		printf("pack: on, pack_max %" PRIu32 ", inline_max %" PRIu32 "\n",
+		       cli_template_pack_max(l), stripe_inline_max(l));
+	else if (stripe_packs(l, true))
 		printf("pack: on, pack_max %" PRIu32 "\n", cli_template_pack_max(l));
 	if (l->flags & NACRE_LAYOUT_POOL)
 		printf("pool: %s\n", l->pool);
@@ -403,6 +426,19 @@ static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
 	return CLI_OPT_CONTINUE;
 }
 
+static int setstripe_parse_inline_max(struct cli_ctx *ctx, const char *arg,
+				      struct stripe_req *req)
+{
+	uint64_t v;
+
+	if (cli_parse_size(arg, &v) || v > NACRE_INLINE_MAX)
+		return cli_usage_err(ctx, "invalid inline max '%s' (0 to %u bytes, K suffix; 0: "
+				     "none)", arg, NACRE_INLINE_MAX);
+	req->sr_inline_max = (uint32_t)v;
+	req->sr_has_inline_max = true;
+	return CLI_OPT_CONTINUE;
+}
+
 static int setstripe_parse_pack_max(struct cli_ctx *ctx, const char *arg,
 				    struct stripe_req *req)
 {
@@ -447,6 +483,8 @@ static int setstripe_parse_opt(struct cli_ctx *ctx, int c, char **argv,
 		return CLI_OPT_CONTINUE;
 	case STRIPE_OPT_PACK_MAX:
 		return setstripe_parse_pack_max(ctx, optarg, req);
+	case STRIPE_OPT_INLINE_MAX:
+		return setstripe_parse_inline_max(ctx, optarg, req);
 	case 'p':
 		return setstripe_parse_pool(ctx, optarg, req);
 	case STRIPE_OPT_NO_POOL:
@@ -462,6 +500,8 @@ static int setstripe_check(struct cli_ctx *ctx, const struct stripe_req *req)
 {
 	if (req->sr_has_pack_max && !req->sr_pack)
 		return cli_usage_err(ctx, "--pack-max goes with --pack");
+	if (req->sr_has_inline_max && !req->sr_pack)
+		return cli_usage_err(ctx, "--inline-max goes with --pack");
 	if (req->sr_pack && req->sr_no_pack)
 		return cli_usage_err(ctx, "--pack and --no-pack cannot go together");
 	if (req->sr_has_pool && req->sr_no_pool)
@@ -494,6 +534,7 @@ static int setstripe_parse(struct cli_ctx *ctx, int argc, char **argv,
 		{ "pack", no_argument, NULL, STRIPE_OPT_PACK },
 		{ "no-pack", no_argument, NULL, STRIPE_OPT_NO_PACK },
 		{ "pack-max", required_argument, NULL, STRIPE_OPT_PACK_MAX },
+		{ "inline-max", required_argument, NULL, STRIPE_OPT_INLINE_MAX },
 		{ "pool", required_argument, NULL, 'p' },
 		{ "no-pool", no_argument, NULL, STRIPE_OPT_NO_POOL },
 		{ NULL, 0, NULL, 0 },
@@ -642,16 +683,28 @@ static void setstripe_remove(struct cli_ctx *ctx, const char *path)
 
 /* ---- setstripe: the new layout ---- */
 
-/* --pack keeps the directory's pack_max unless --pack-max is given (0 lets
- * the MDS apply the default); --no-pack clears both. */
+/* --pack keeps the directory's pack_max and inline_max unless --pack-max
+ * or --inline-max is given (pack_max 0 lets the MDS apply the default;
+ * inline_max 0 turns inline files off); --no-pack clears them all. */
 static void setstripe_build_pack(const struct stripe_req *req,
 				 struct nacre_layout *l)
 {
-	if (req->sr_no_pack)
+	if (req->sr_no_pack) {
 		cli_template_set_pack(l, false, 0);
-	else if (req->sr_pack)
+	} else if (req->sr_pack) {
 		cli_template_set_pack(l, true, req->sr_has_pack_max ?
 				      req->sr_pack_max : 0);
+		if (req->sr_has_inline_max)
+			l->inline_max = req->sr_inline_max;
+		if (req->sr_has_inline_max && req->sr_inline_max)
+			l->flags |= NACRE_LAYOUT_INLINE;
+		else if (req->sr_has_inline_max)
+			l->flags &= ~NACRE_LAYOUT_INLINE;
+	}
+	if (!(l->flags & NACRE_LAYOUT_PACK) || !(l->flags & NACRE_LAYOUT_INLINE)) {
+		l->flags &= ~NACRE_LAYOUT_INLINE;
+		l->inline_max = 0;
+	}
 }
 
 /* Only directories pack their new files, and only they have a default
@@ -687,7 +740,7 @@ static int setstripe_build(struct cli_ctx *ctx, const char *path, bool dir,
 	l->pack_id = l->pack_off = l->pack_len = 0;
 	/* Only a directory's template packs and keeps a pool; a file's
 	 * request has only the pool given now. */
-	l->flags &= dir ? NACRE_LAYOUT_PACK | NACRE_LAYOUT_POOL : 0;
+	l->flags &= dir ? NACRE_LAYOUT_PACK | NACRE_LAYOUT_POOL | NACRE_LAYOUT_INLINE : 0;
 	if (!(l->flags & NACRE_LAYOUT_PACK))
 		l->pack_max = 0;
 	if (!(l->flags & NACRE_LAYOUT_POOL))

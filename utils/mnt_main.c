@@ -239,6 +239,7 @@ struct mnt_args {
 	long ma_read_ahead_kb;
 	bool ma_pack;
 	long ma_pack_max;
+	long ma_inline_max;
 	bool ma_foreground;
 	bool ma_debug;
 	bool ma_allow_other;
@@ -319,6 +320,8 @@ static void mnt_usage(FILE *out)
 		"                       tcp://host:port (GET /metrics; port 0: any)\n"
 		"     pack              pack every small file created through the mount\n"
 		"     pack_max=BYTES    the largest file kept packed (default 1048576)\n"
+		"     inline_max=BYTES  with pack: files up to BYTES (at most 4096) keep\n"
+		"                       their bytes in the MDT (default 0: none)\n"
 		"     keyfile=FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
 		"                       /etc/nacre/FSNAME.key)\n"
 		"     allow_other, ro, rw, debug, default_permissions (always on),\n"
@@ -459,6 +462,9 @@ static int mnt_opt_one(struct mnt_args *a, char *opt)
 		a->ma_pack = true;
 	} else if (val && !strcmp(opt, "pack_max")) {
 		if (mnt_parse_int(val, 1, 64L << 20, &a->ma_pack_max))
+			goto bad_value;
+	} else if (val && !strcmp(opt, "inline_max")) {
+		if (mnt_parse_int(val, 0, NACRE_INLINE_MAX, &a->ma_inline_max))
 			goto bad_value;
 	} else if (val && !strcmp(opt, "read_ahead_kb")) {
 		if (mnt_parse_int(val, 0, 1L << 20, &a->ma_read_ahead_kb))
@@ -793,6 +799,7 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 		.attr_cache_ms = -1,
 		.pack_all = a->ma_pack,
 		.pack_max = (uint32_t)a->ma_pack_max,
+		.inline_max = (uint32_t)a->ma_inline_max,
 		/* The kernel reads ahead for the mount (read_ahead_kb), with
 		 * several reads of one file in flight at once and out of
 		 * order: libnacre's own stream detection would only churn. */

@@ -677,19 +677,19 @@ static void test_permissions(void)
 
 	/* Open checks. */
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &uf, NC_OPEN_READ, &a,
-					  &l), 0);
+					  &l, NULL), 0);
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &uf, NC_OPEN_WRITE,
-					  &a, &l), -EACCES);
+					  &a, &l, NULL), -EACCES);
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &uf, NC_OPEN_WRITE,
-					  &a, &l), 0);
+					  &a, &l, NULL), 0);
 	CU_ASSERT(l.l_stripe_count > 0);
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &mine, NC_OPEN_WRITE,
-					  &a, &l), -EISDIR);
+					  &a, &l, NULL), -EISDIR);
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_user, &mine, NC_OPEN_READ,
-					  &a, &l), 0);
+					  &a, &l, NULL), 0);
 	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &mine, NC_OPEN_READ,
-					  &a, &l), -EACCES);
+					  &a, &l, NULL), -EACCES);
 }
 
 static void test_readdir_paging(void)
@@ -793,7 +793,7 @@ static void test_symlink(void)
 			(int)strlen(target));
 	CU_ASSERT(memcmp(buf, target, 4) == 0 && buf[4] == 0);
 	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &a.a_fid,
-					  NC_OPEN_READ, &a, &l), -ELOOP);
+					  NC_OPEN_READ, &a, &l, NULL), -ELOOP);
 
 	strcpy(cq.cq_name, "empty");
 	cq.cq_target[0] = '\0';
@@ -1680,14 +1680,14 @@ static void test_migrate_quiet(void)
 	CU_ASSERT_EQUAL_FATAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &nl), 0);
 	usleep(400 * 1000);
 	/* A write open, nothing written yet: the data version is the same. */
-	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_WRITE, &a, &l), 0);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_WRITE, &a, &l, NULL), 0);
 	t_mig_init(&mg, &t_rootc, &f, 0);
 	t_mig_version(&mg, &f);
 	mg.mg_layout = nl;
 	CU_ASSERT_EQUAL(mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l), -EBUSY);
 	/* A read open does not count. */
 	usleep(400 * 1000);
-	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, &l), 0);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, &l, NULL), 0);
 	rc = mds_ns_migrate(t_ns, &mg, &t_osts, NULL, &l);
 	CU_ASSERT_EQUAL(rc, 0);
 	CU_ASSERT(l.l_flags & NC_LAYOUT_OBJFID);

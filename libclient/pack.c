@@ -711,7 +711,7 @@ static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend
 	uint64_t chunk, pos;
 	int rc;
 
-	p->p_inline = p->p_len <= p->p_inline_max &&
+	p->p_inline = p->p_inline_max && p->p_len <= p->p_inline_max &&
 		      nc_cconn_peer_minor(fs->fs_mds) >= NC_MINOR_INLINE;
 	if (p->p_inline) {
 		/* Its bytes go with its record; the commit reads them from

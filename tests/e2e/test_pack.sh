@@ -425,4 +425,158 @@ test_10()
 }
 run_test 10 "a pool of one OST restarts under packs: packs go to it again" test_10
 
+# kinds_of PATH...: for each PATH, "inline", "packed" or "plain", on one
+# line.
+kinds_of() {
+	"$NACRE" getstripe --json "$@" |
+		jget '" ".join("inline" if x["inline"] else "packed" if x["packed"] else "plain"
+			for x in (d if isinstance(d, list) else [d]))'
+}
+
+# reads_within SECS REF DIR NAME...: each DIR/NAME reads back as REF/NAME,
+# every read given SECS seconds (status 1 at the first that fails).
+reads_within() {
+	local secs=$1 ref=$2 dir=$3 f
+	shift 3
+
+	for f in "$@"; do
+		timeout "$secs" cmp -- "$ref/$f" "$dir/$f" || return 1
+	done
+}
+
+test_11()
+{
+	# Inline files: below a directory with --inline-max, a file of at most
+	# that many bytes at its commit keeps them in its MDT record, with no
+	# objects and no OST involved.  $WORK/e11 holds what $MNT/t11 must.
+	local e=$WORK/e11 dir sz rc i
+	local -a inl=(f0 f1 f100 f4096 tr ren sub/a)
+	mkdir -p "$e/sub" "$PMNT/t11"
+	"$NACRE" setstripe --pack --inline-max 4k "$PMNT/t11"
+	dir=$("$NACRE" getstripe "$MNT/t11")
+	assert_eq "$(grep '^pack:' <<<"$dir")" "pack: on, pack_max 1048576, inline_max 4096" \
+		"getstripe of an inline directory"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/t11" | jget 'd["inline_max"]')" "4096" \
+		"inline_max in JSON"
+	# Usage errors, which change nothing.
+	rc=$(status_of "$NACRE" setstripe --inline-max 100 "$PMNT/t11" 2>"$WORK/err")
+	assert_eq "$rc" "2" "status of --inline-max without --pack"
+	assert_eq "$(cat "$WORK/err")" "nacre setstripe: --inline-max goes with --pack"
+	rc=$(status_of "$NACRE" setstripe --pack --inline-max 5000 "$PMNT/t11" 2>"$WORK/err")
+	assert_eq "$rc" "2" "status of --inline-max 5000"
+	assert_eq "$(cat "$WORK/err")" \
+		"nacre setstripe: invalid inline max '5000' (0 to 4096 bytes, K suffix; 0: none)"
+	assert_eq "$("$NACRE" getstripe "$MNT/t11")" "$dir" "getstripe after usage errors"
+	# A new subdirectory inherits the limit; --inline-max 0 turns it off.
+	mkdir "$PMNT/t11/sub"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/t11/sub" | jget 'd["inline_max"]')" "4096" \
+		"inline_max of a new subdirectory"
+	mkdata "$e/sub/a" 200 1100
+	cp "$e/sub/a" "$PMNT/t11/sub/a"
+	commit t11/sub
+	"$NACRE" setstripe --pack --inline-max 0 "$PMNT/t11/sub"
+	assert_eq "$("$NACRE" getstripe "$MNT/t11/sub" | grep '^pack:')" \
+		"pack: on, pack_max 1048576" "getstripe after --inline-max 0"
+	assert_eq "$("$NACRE" getstripe --json "$MNT/t11/sub" | jget 'd["inline_max"]')" "0" \
+		"inline_max 0 in JSON"
+	mkdata "$e/sub/b" 200 1101
+	cp "$e/sub/b" "$PMNT/t11/sub/b"
+	# Files up to 4096 bytes are inline, one byte more packed.
+	for sz in 0 1 100 4096 4097; do
+		mkdata "$e/f$sz" "$sz" $((1110 + sz))
+	done
+	mkdata "$e/tr" 3000 1102
+	mkdata "$e/ren" 2000 1103
+	cp "$e"/f* "$e/tr" "$e/ren" "$PMNT/t11/"
+	commit t11
+	commit t11/sub
+	drop_caches || true
+	same_tree "$e" "$MNT/t11"
+	assert_eq "$(cd "$MNT/t11" && kinds_of "${inl[@]}" f4097 sub/b)" \
+		"inline inline inline inline inline inline inline packed packed" "kinds of t11's files"
+	for sz in 0 4096; do
+		assert_eq "$("$NACRE" getstripe "$MNT/t11/f$sz" | grep '^lmm_inline:')" \
+			"lmm_inline:        $sz bytes, kept in the MDT (no objects)" "getstripe of f$sz"
+	done
+	"$NACRE" getstripe "$MNT/t11/f4097" | grep -qE '^lmm_packed: +pack [0-9]+ offset [0-9]+ length 4097$'
+	assert_eq "$(objects_of "$MNT/t11/f100")" "0" "objects of an inline file"
+	# With every OSS down, inline files still read.
+	oss_stop $(seq 0 $((NOST - 1)))
+	drop_caches || true
+	rc=$(status_of reads_within 10 "$e" "$MNT/t11" "${inl[@]}")
+	oss_start $(seq 0 $((NOST - 1)))
+	assert_eq "$rc" "0" "reads of inline files with every OSS down"
+	# Growth to 4096 bytes stays inline, past it packs; a smaller rewrite
+	# stays inline.
+	mkdata "$WORK/app1" 4095 1104
+	cat "$WORK/app1" >> "$e/f1"
+	cat "$WORK/app1" >> "$PMNT/t11/f1"
+	mkdata "$WORK/app100" 4000 1105
+	cat "$WORK/app100" >> "$e/f100"
+	cat "$WORK/app100" >> "$PMNT/t11/f100"
+	mkdata "$e/f4096" 50 1106
+	cp "$e/f4096" "$PMNT/t11/f4096"
+	# Truncate down through the writer, up (zeros) through the other client.
+	truncate -s 1000 "$e/tr" "$PMNT/t11/tr"
+	commit t11
+	drop_caches || true
+	cmp "$e/tr" "$MNT/t11/tr"
+	truncate -s 3500 "$e/tr" "$MNT/t11/tr"
+	ls "$MNT/t11" >/dev/null
+	cmp "$e/tr" "$PMNT/t11/tr"
+	# Rename and hard link keep the bytes; unlink of one name keeps the other.
+	mv "$PMNT/t11/ren" "$PMNT/t11/ren2"
+	ln "$PMNT/t11/ren2" "$PMNT/t11/ren3"
+	commit t11
+	assert_eq "$(stat -c %h "$MNT/t11/ren3")" "2" "link count of a linked inline file"
+	cmp "$e/ren" "$MNT/t11/ren2"
+	cmp "$e/ren" "$MNT/t11/ren3"
+	rm "$PMNT/t11/ren2"
+	mv "$e/ren" "$e/ren3"
+	commit t11
+	assert_eq "$(stat -c %h "$MNT/t11/ren3")" "1" "link count after an unlink"
+	drop_caches || true
+	same_tree "$e" "$MNT/t11"
+	inl=(f0 f1 f4096 tr ren3 sub/a)
+	assert_eq "$(cd "$MNT/t11" && kinds_of "${inl[@]}" f100)" \
+		"inline inline inline inline inline inline packed" "kinds after the changes"
+	# A client killed after an fsync keeps the inline file it synced.
+	mkdata "$e/synced" 3000 1107
+	dd if="$e/synced" of="$PMNT/t11/synced" bs=64k conv=fsync status=none
+	mkdata "$WORK/unsynced" 1000 1108
+	cp "$WORK/unsynced" "$PMNT/t11/unsynced"
+	kill -9 "$PMNT_PID"
+	wait "$PMNT_PID" 2>/dev/null || true
+	PMNT_PID=""
+	umount -l "$PMNT" 2>/dev/null || fusermount3 -u "$PMNT" 2>/dev/null || true
+	cmp "$e/synced" "$MNT/t11/synced"
+	assert_eq "$(kinds_of "$MNT/t11/synced")" "inline" "kind of the synced file"
+	if [ -e "$MNT/t11/unsynced" ]; then
+		cmp "$WORK/unsynced" "$MNT/t11/unsynced"
+		rm "$MNT/t11/unsynced"
+	fi
+	inl+=(synced)
+	# The mount option makes the files created through the mount inline.
+	pack_mount inline_max=2048
+	mkdir -p "$PMNT/t11m" "$WORK/e11m"
+	mkdata "$WORK/e11m/a" 2048 1109
+	mkdata "$WORK/e11m/b" 2049 1110
+	cp "$WORK/e11m"/* "$PMNT/t11m/"
+	commit t11m
+	assert_eq "$(cd "$MNT/t11m" && kinds_of a b)" "inline packed" "kinds under -o inline_max"
+	# Restart every daemon: the inline files are intact.
+	pack_umount
+	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null
+	for i in $(seq 0 $((NOST - 1))); do
+		"$CLUSTER" restart oss "$i" --dir "$CDIR" >/dev/null
+	done
+	drop_caches || true
+	retry 30 same_tree "$e" "$MNT/t11"
+	same_tree "$WORK/e11m" "$MNT/t11m"
+	assert_eq "$(cd "$MNT/t11" && kinds_of "${inl[@]}")" \
+		"inline inline inline inline inline inline inline" "kinds after a restart"
+	pack_mount
+}
+run_test 11 "inline files: kept in the MDT, read with every OSS down, rewritten, restarted" test_11
+
 finish

@@ -41,7 +41,7 @@ __all__ = [
     "Filesystem", "File", "NacreError", "StatResult", "Fid", "DirEntry",
     "Layout", "connect", "strerror", "library", "has_sync",
     "NAME_MAX", "MAX_STRIPES", "LAYOUT_PACK", "LAYOUT_PACKED",
-    "SHARD_STALE", "OST_ANY",
+    "LAYOUT_INLINE", "INLINE_MAX", "SHARD_STALE", "OST_ANY",
 ]
 
 NAME_MAX = 255
@@ -49,6 +49,8 @@ MAX_STRIPES = 64
 MAX_GROUPS = 32
 LAYOUT_PACK = 0x2
 LAYOUT_PACKED = 0x4
+LAYOUT_INLINE = 0x20
+INLINE_MAX = 4096
 SHARD_STALE = 0x1
 OST_ANY = 0xFFFFFFFF
 
@@ -128,6 +130,7 @@ class _nacre_layout(ctypes.Structure):
         ("shards", _nacre_shard * MAX_STRIPES),
         ("pool", ctypes.c_char * 16),  # NACRE_POOL_NAME_MAX + 1
         ("obj_fid", _nacre_fid),
+        ("inline_max", ctypes.c_uint32),
     ]
 
 
@@ -162,6 +165,7 @@ class _nacre_opts(ctypes.Structure):
         ("readahead_kb", ctypes.c_int),
         ("keyfile", ctypes.c_char_p),
         ("server_peer", ctypes.c_bool),
+        ("inline_max", ctypes.c_uint32),
     ]
 
 
@@ -423,11 +427,17 @@ class Layout(NamedTuple):
     pack_off: int
     pack_len: int
     shards: Tuple[Tuple[int, int], ...]  # (ost, SHARD_* flags) per shard
+    inline_max: int = 0     # a directory's: the largest file kept inline
 
     @property
     def packed(self):
         """The file's bytes are an extent of a pack."""
         return bool(self.flags & LAYOUT_PACKED)
+
+    @property
+    def inline(self):
+        """The file's bytes are kept in the MDT, with no objects."""
+        return bool(self.flags & LAYOUT_INLINE)
 
 
 class DirEntry(NamedTuple):
@@ -517,7 +527,8 @@ def _open_flags(flags):
 # ------------------------------------------------------------------ Filesystem
 
 _OPT_NAMES = ("timeout_ms", "retry_ms", "attr_cache_ms", "pack_all",
-              "pack_max", "pack_flush_ms", "readahead_kb", "keyfile")
+              "pack_max", "pack_flush_ms", "readahead_kb", "keyfile",
+              "inline_max")
 _READDIR_BATCH = 256
 _READ_MANY_BUF = 1 << 30        # at most this much buffer per nacre_read_many
 
@@ -529,7 +540,8 @@ class Filesystem:
     Options, as in struct nacre_opts: timeout_ms, retry_ms, attr_cache_ms
     (how long names and attributes may be reused; negative: never),
     pack_all, pack_max, pack_flush_ms, readahead_kb (sequential readahead
-    per open file; negative: none).  0 or absent means the library's
+    per open file; negative: none), inline_max (with pack_all: files up to
+    this many bytes, at most 4096, keep their bytes in the MDT).  0 or absent means the library's
     default.  keyfile: the cluster key file (default: $NACRE_KEYFILE, else
     /etc/nacre/FSNAME.key).
 
@@ -556,9 +568,10 @@ class Filesystem:
                     o.keyfile = keyfile
             elif not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError("option %s must be an int" % k)
-            elif k == "pack_max" and not 0 <= v < 1 << 32:
-                raise ValueError("pack_max must be in 0..2**32-1")
-            elif k != "pack_max" and not -(1 << 31) <= v < 1 << 31:
+            elif k in ("pack_max", "inline_max") and not 0 <= v < 1 << 32:
+                raise ValueError("%s must be in 0..2**32-1" % k)
+            elif k not in ("pack_max", "inline_max") and \
+                    not -(1 << 31) <= v < 1 << 31:
                 raise ValueError("option %s out of range" % k)
             else:
                 setattr(o, k, v)
@@ -671,7 +684,7 @@ class Filesystem:
                       lo.first_ost, lo.flags, lo.pack_max, lo.pack_id,
                       lo.pack_off, lo.pack_len,
                       tuple((lo.shards[i].ost, lo.shards[i].flags)
-                            for i in range(n)))
+                            for i in range(n)), lo.inline_max)
 
     # ---- namespace
 

@@ -133,6 +133,7 @@ struct bench_cfg {
 	unsigned int bc_only;           /* BENCH_W_* workloads to run */
 	unsigned int bc_repeat;         /* runs of each sequential workload (median) */
 	unsigned int bc_small_files;    /* files per small-file size */
+	uint32_t bc_small_inline;       /* the pack directory's inline_max (0: none) */
 	unsigned int bc_nsmall;
 	uint32_t bc_small_sizes[BENCH_MAX_LIST]; /* bytes, or BENCH_SMALL_MIXED */
 };

@@ -672,6 +672,8 @@ static void bsm_check_packed(struct bench_run *run, struct nacre_fs *fs,
 		bench_layout_text(&lo, run->br_pack_layout, sizeof(run->br_pack_layout));
 		return;
 	}
+	if (lo.flags & NACRE_LAYOUT_INLINE)
+		return; /* --small-inline: its bytes are in the MDT */
 	run->br_pack = BENCH_PACK_NOT_PACKED;
 	snprintf(run->br_pack_why, sizeof(run->br_pack_why),
 		 "%s wrote %s in the pack directory, and it is not packed",
@@ -796,6 +798,10 @@ static bool bsm_pack_dir(struct bench_run *run, struct nacre_fs *fs,
 	memset(&lo, 0, sizeof(lo));
 	lo.first_ost = NACRE_OST_ANY;
 	lo.flags = NACRE_LAYOUT_PACK;
+	if (run->br_cfg->bc_small_inline) {
+		lo.flags |= NACRE_LAYOUT_INLINE;
+		lo.inline_max = run->br_cfg->bc_small_inline;
+	}
 	rc = nacre_setlayout_fid(fs, NULL, &fid, &lo);
 	if (rc < 0) {
 		snprintf(run->br_pack_why, sizeof(run->br_pack_why),

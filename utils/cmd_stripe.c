@@ -57,8 +57,11 @@ struct stripe_req {
 
 static void stripe_pattern(const struct nacre_layout *l, char *buf, size_t len)
 {
-	/* Only a template has no code: it inherits one. */
-	if (l->k == 0 && l->m == 0)
+	/* Only a template has no code (it inherits one), and an inline file,
+	 * which has no objects. */
+	if (l->flags & NACRE_LAYOUT_INLINE)
+		snprintf(buf, len, "inline");
+	else if (l->k == 0 && l->m == 0)
 		snprintf(buf, len, "default");
 	else if (l->m == 0)
 		snprintf(buf, len, "raid0");
@@ -252,6 +255,8 @@ static void stripe_print_file(const char *path, const struct nacre_fid *fid, uin
 		printf("lmm_packed:        pack %" PRIu64 " offset %" PRIu64
 		       " length %" PRIu64 "\n", l->pack_id, l->pack_off,
 		       l->pack_len);
+	if (l->flags & NACRE_LAYOUT_INLINE)
+		return; /* no objects to list */
 	printf("\tobdidx\t %-33s\t state\n", "objid");
 	n = stripe_nshards(l);
 	for (i = 0; i < n; i++)

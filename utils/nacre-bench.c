@@ -41,6 +41,7 @@ enum {
 	OPT_ONLY,
 	OPT_SMALL_FILES,
 	OPT_SMALL_SIZES,
+	OPT_SMALL_INLINE,
 	OPT_REPEAT,
 	OPT_KEYFILE,
 };
@@ -61,6 +62,7 @@ static const struct option nb_longopts[] = {
 	{ "only", required_argument, NULL, OPT_ONLY },
 	{ "small-files", required_argument, NULL, OPT_SMALL_FILES },
 	{ "small-sizes", required_argument, NULL, OPT_SMALL_SIZES },
+	{ "small-inline", required_argument, NULL, OPT_SMALL_INLINE },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	/* Not in --help: makes verification fail on purpose (the tests). */
 	{ "self-test-corrupt", no_argument, NULL, OPT_CORRUPT },
@@ -101,6 +103,9 @@ static void nb_usage(void)
 	       "  --small-sizes LIST\n"
 	       "                    small-file sizes, comma separated: up to 1M each\n"
 	       "                    (K/M suffixes) or mixed (default 4k,64k,128k,mixed)\n"
+	       "  --small-inline SIZE\n"
+	       "                    the pack directory keeps files up to SIZE (at most\n"
+	       "                    4k) inline, in the MDT (default 0: none)\n"
 	       "  --only LIST       run only these workloads, comma separated:\n"
 	       "                    tcp, seq (sequential and random reads), meta, small\n"
 	       "  --repeat N        run each sequential workload N times (1 to 9, default\n"
@@ -233,6 +238,18 @@ static int nb_parse_duration(const char *s, double *out)
 
 /* "4k,64k,mixed": at most BENCH_MAX_LIST different sizes of 1 byte to
  * BENCH_SMALL_MAX, or the mixed distribution. */
+static int nb_parse_small_inline(const char *s, uint32_t *v)
+{
+	uint64_t b;
+
+	if (!strcmp(s, "0"))
+		b = 0;
+	else if (nb_parse_size(s, &b) < 0 || b > NACRE_INLINE_MAX)
+		return -1;
+	*v = (uint32_t)b;
+	return 0;
+}
+
 static int nb_parse_small_sizes(const char *s, uint32_t *v, unsigned int *n)
 {
 	char buf[128], *tok, *save;
@@ -389,6 +406,10 @@ static int nb_parse(int argc, char **argv, struct bench_cfg *cfg)
 				return nb_usage_error("bad --small-sizes '%s' (different sizes up to 1M, or mixed; at most 8)",
 						      optarg);
 			break;
+		case OPT_SMALL_INLINE:
+			if (nb_parse_small_inline(optarg, &cfg->bc_small_inline) < 0)
+				return nb_usage_error("bad --small-inline '%s' (0 to 4k)", optarg);
+			break;
 		case 'h':
 			nb_usage();
 			exit(BENCH_EXIT_OK);
@@ -500,6 +521,9 @@ static void nb_print_small_header(const struct bench_run *run)
 		       bench_small_name(cfg->bc_small_sizes[i], name, sizeof(name)));
 	printf("), %u writers, then %u readers in a random order\n",
 	       BENCH_SMALL_WORKERS, BENCH_SMALL_WORKERS);
+	if (cfg->bc_small_inline)
+		printf("  the pack directory keeps files of up to %u bytes inline (in the MDT)\n",
+		       cfg->bc_small_inline);
 	printf("  writes timed to nacre_sync() (libnacre: commits the packed files), to\n"
 	       "  the fsync of each writer's last file and syncfs(2) (fuse: FUSE does not\n"
 	       "  pass syncfs on, the fsync commits the mount's packed files), to syncfs(2)\n"

@@ -543,10 +543,21 @@ test_11()
 	inl=(f0 f1 f4096 tr ren3 sub/a)
 	assert_eq "$(cd "$MNT/t11" && kinds_of "${inl[@]}" f100)" \
 		"inline inline inline inline inline inline packed" "kinds after the changes"
+	# The mount option makes the files created through the mount inline.
+	# (Mounted again here, the packing client's pid is this subshell's to
+	# kill below: another test's subshell may have mounted it.)
+	pack_umount
+	pack_mount inline_max=2048
+	mkdir -p "$PMNT/t11m" "$WORK/e11m"
+	mkdata "$WORK/e11m/a" 2048 1109
+	mkdata "$WORK/e11m/b" 2049 1110
+	cp "$WORK/e11m"/* "$PMNT/t11m/"
+	commit t11m
+	assert_eq "$(cd "$MNT/t11m" && kinds_of a b)" "inline packed" "kinds under -o inline_max"
 	# A client killed after an fsync keeps the inline file it synced.
-	mkdata "$e/synced" 3000 1107
+	mkdata "$e/synced" 1000 1107
 	dd if="$e/synced" of="$PMNT/t11/synced" bs=64k conv=fsync status=none
-	mkdata "$WORK/unsynced" 1000 1108
+	mkdata "$WORK/unsynced" 500 1108
 	cp "$WORK/unsynced" "$PMNT/t11/unsynced"
 	kill -9 "$PMNT_PID"
 	wait "$PMNT_PID" 2>/dev/null || true
@@ -559,14 +570,6 @@ test_11()
 		rm "$MNT/t11/unsynced"
 	fi
 	inl+=(synced)
-	# The mount option makes the files created through the mount inline.
-	pack_mount inline_max=2048
-	mkdir -p "$PMNT/t11m" "$WORK/e11m"
-	mkdata "$WORK/e11m/a" 2048 1109
-	mkdata "$WORK/e11m/b" 2049 1110
-	cp "$WORK/e11m"/* "$PMNT/t11m/"
-	commit t11m
-	assert_eq "$(cd "$MNT/t11m" && kinds_of a b)" "inline packed" "kinds under -o inline_max"
 	# Restart every daemon: the inline files are intact.
 	pack_umount
 	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null

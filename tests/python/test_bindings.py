@@ -61,7 +61,7 @@ class LayoutTest(unittest.TestCase):
         import ctypes
         S = nacre.C_STRUCTS
         want = {"nacre_fid": 16, "nacre_cred": 140, "nacre_stat": 112,
-                "nacre_layout": 608, "nacre_pack_info": 32, "nacre_dirent": 288,
+                "nacre_layout": 616, "nacre_pack_info": 32, "nacre_dirent": 288,
                 "nacre_opts": 56, "nacre_read_req": 40}
         for name, size in want.items():
             self.assertEqual(ctypes.sizeof(S[name]), size, name)
@@ -74,8 +74,10 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(S["nacre_layout"].shards.offset, 60)
         self.assertEqual(S["nacre_layout"].pool.offset, 572)
         self.assertEqual(S["nacre_layout"].obj_fid.offset, 592)
+        self.assertEqual(S["nacre_layout"].inline_max.offset, 608)
         self.assertEqual(S["nacre_opts"].pack_all.offset, 20)
         self.assertEqual(S["nacre_opts"].keyfile.offset, 40)
+        self.assertEqual(S["nacre_opts"].inline_max.offset, 52)
         self.assertEqual(S["nacre_read_req"].result.offset, 24)
 
     def test_matches_compiler(self):
@@ -482,6 +484,28 @@ class BindingsTest(FsTestCase):
         if nacre.has_sync():
             self.assertEqual(self.fs.read_bytes(top + "/late"), b"late")
             self.fs.sync()      # nothing pending: a no-op that succeeds
+
+    def test_read_many_inline(self):
+        """Inline files' bytes come with the lookup; past the reply's 128 KiB
+        for them (more than 32 files of 4096 bytes), files are opened."""
+        top = self.p("inline")
+        self.fs.mkdir(top)
+        sizes = [0, 1, 100, 4095] + [4096] * 48 + [4097, (1 << 20) + 5]
+        random.Random(7).shuffle(sizes)
+        files = {"%s/i%02d" % (top, i): data_of(size, 200 + i)
+                 for i, size in enumerate(sizes)}
+        # Another connection writes: its disconnect commits them.
+        with nacre.connect(MDS, FSNAME, pack_all=True, inline_max=4096) as fs2:
+            for path, data in files.items():
+                fs2.write_bytes(path, data)
+        for path, data in files.items():
+            self.assertEqual(self.fs.getlayout(path).inline, len(data) <= 4096, path)
+        for kw in ({}, {"depth": 1}):
+            got = self.fs.read_many(list(files), **kw)
+            self.assertEqual(len(got), len(files))
+            for (path, want), g in zip(files.items(), got):
+                self.assertIsInstance(g, bytes, (path, kw))
+                self.assertTrue(g == want, (path, len(g), len(want), kw))
 
     def test_closed_and_fork(self):
         fs = nacre.connect(MDS, FSNAME)

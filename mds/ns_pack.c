@@ -740,7 +740,12 @@ static int ns_switch_txn(struct mds_ns *ns, struct mds_txn *txn, const struct nc
 		if (sw->ps_inline_len)
 			memcpy(in->in_inline, sw->ps_inline, sw->ps_inline_len);
 	} else if (nl->l_flags & NC_LAYOUT_PACKED) {
+		/* The generation goes on counting through a pack: a later
+		 * inline switch must not match a layout read before it. */
+		uint32_t gen = in->in_layout.l_gen;
+
 		memset(&in->in_layout, 0, sizeof(in->in_layout));
+		in->in_layout.l_gen = gen + 1;
 		in->in_layout.l_flags = NC_LAYOUT_PACKED;
 		in->in_layout.l_pack_id = nl->l_pack_id;
 		in->in_layout.l_pack_off = nl->l_pack_off;

@@ -150,8 +150,17 @@ static bool layout_eq(const struct nc_layout *a, const struct nc_layout *b)
 	FEQ(a, b, l_gen);
 	if ((a->l_flags & NC_LAYOUT_TEMPLATE) && (a->l_flags & NC_LAYOUT_POOL))
 		FSTREQ(a, b, l_pool);
+	if ((a->l_flags & NC_LAYOUT_TEMPLATE) && (a->l_flags & NC_LAYOUT_PACK))
+		FEQ(a, b, l_pack_max);
+	if ((a->l_flags & NC_LAYOUT_TEMPLATE) && (a->l_flags & NC_LAYOUT_INLINE))
+		FEQ(a, b, l_inline_max);
 	if (a->l_flags & NC_LAYOUT_TEMPLATE)
 		return true; /* a template carries no shards */
+	if (a->l_flags & NC_LAYOUT_PACKED) {
+		FEQ(a, b, l_pack_id);
+		FEQ(a, b, l_pack_off);
+		FEQ(a, b, l_pack_len);
+	}
 	if (a->l_flags & NC_LAYOUT_OBJFID)
 		FSUB(a, b, fid_eq, l_obj);
 	for (uint32_t i = 0; i < a->l_stripe_count && i < NC_MAX_STRIPES; i++) {
@@ -200,6 +209,10 @@ static const struct nc_fid ex_fid = { 0x0000000200000401ull, 0x1122334455667788u
 static const struct nc_fid ex_parent = { 0x0000000200000400ull, 0x2aull };
 
 static const uint8_t ex_xattr_value[6] = { 0x00, 0x01, 0x02, 'a', 'b', 'c' };
+/* An inline file's bytes (1.8): a NUL inside, so they are not a string. */
+static const uint8_t ex_inline[12] = {
+	'i', 'n', 'l', 'i', 'n', 'e', 0x00, 0xff, 'd', 'a', 't', 'a',
+};
 static const char ex_link_target[] = "target/of/link";
 
 static struct nc_dirent ex_dirents[3] = {
@@ -506,6 +519,84 @@ static bool eq_create_req(const void *pa, const void *pb)
 	return true;
 }
 
+/* (1.8) A PACK_COMMIT create of an inline file: its FID, size, mtime, the
+ * extent fields 0, then its bytes. */
+static void fill_create_req_inline(void *p)
+{
+	struct nc_create_req *m = p;
+
+	m->cq_cred = ex_cred;
+	m->cq_parent = ex_parent;
+	strcpy(m->cq_name, "small");
+	m->cq_mode = 0100644;
+	m->cq_flags = NC_CREATE_FID | NC_CREATE_PACKED | NC_CREATE_INLINE;
+	m->cq_fid = ex_fid;
+	m->cq_size = sizeof(ex_inline);
+	m->cq_mtime = (struct nc_timespec){ 1700000001, 500000000 };
+	m->cq_inline = ex_inline;
+	m->cq_inline_len = sizeof(ex_inline);
+}
+
+static bool eq_create_req_inline(const void *pa, const void *pb)
+{
+	const struct nc_create_req *a = pa, *b = pb;
+
+	if (!eq_create_req(pa, pb))
+		return false;
+	FSUB(a, b, fid_eq, cq_fid);
+	FEQ(a, b, cq_size);
+	FSUB(a, b, time_eq, cq_mtime);
+	FEQ(a, b, cq_layout.l_pack_id);
+	FEQ(a, b, cq_layout.l_pack_off);
+	FEQ(a, b, cq_layout.l_pack_len);
+	FEQ(a, b, cq_inline_len);
+	if (a->cq_inline_len && (!a->cq_inline || !b->cq_inline))
+		return false;
+	if (a->cq_inline_len)
+		FMEMEQ(a, b, cq_inline, a->cq_inline_len);
+	return true;
+}
+
+/* (1.8) A packed file rewritten to 12 bytes kept inline: the old extent
+ * (pack 9, 5000 bytes at 64 KiB), the new inline layout, the bytes. */
+static void fill_pack_switch_inline(void *p)
+{
+	struct nc_pack_switch *m = p;
+
+	m->ps_cred = ex_cred;
+	m->ps_fid = ex_fid;
+	m->ps_flags = 0;
+	m->ps_size = sizeof(ex_inline);
+	m->ps_mtime = (struct nc_timespec){ 1700000001, 500000000 };
+	m->ps_old.l_flags = NC_LAYOUT_PACKED;
+	m->ps_old.l_pack_id = 9;
+	m->ps_old.l_pack_off = 65536;
+	m->ps_old.l_pack_len = 5000;
+	m->ps_new.l_flags = NC_LAYOUT_INLINE;
+	m->ps_new.l_gen = 2;
+	m->ps_inline = ex_inline;
+	m->ps_inline_len = sizeof(ex_inline);
+}
+
+static bool eq_pack_switch_inline(const void *pa, const void *pb)
+{
+	const struct nc_pack_switch *a = pa, *b = pb;
+
+	FSUB(a, b, cred_eq, ps_cred);
+	FSUB(a, b, fid_eq, ps_fid);
+	FEQ(a, b, ps_flags);
+	FEQ(a, b, ps_size);
+	FSUB(a, b, time_eq, ps_mtime);
+	FSUB(a, b, layout_eq, ps_old);
+	FSUB(a, b, layout_eq, ps_new);
+	FEQ(a, b, ps_inline_len);
+	if (a->ps_inline_len && (!a->ps_inline || !b->ps_inline))
+		return false;
+	if (a->ps_inline_len)
+		FMEMEQ(a, b, ps_inline, a->ps_inline_len);
+	return true;
+}
+
 static void fill_setattr_req(void *p)
 {
 	struct nc_setattr_req *m = p;
@@ -635,6 +726,33 @@ static void fill_attr_rep_nolayout(void *p)
 	m->ar_has_layout = 0;
 }
 
+/* An inline file (1.8): no objects, generation 3, its 12 bytes along. */
+static void fill_attr_rep_inline(void *p)
+{
+	struct nc_attr_rep *m = p;
+
+	ex_attr(&m->ar_attr);
+	m->ar_attr.a_size = sizeof(ex_inline);
+	m->ar_attr.a_blocks = 1;
+	m->ar_has_layout = 1;
+	m->ar_layout.l_flags = NC_LAYOUT_INLINE;
+	m->ar_layout.l_gen = 3;
+	m->ar_inline_sent = 1;
+	m->ar_inline = ex_inline;
+	m->ar_inline_len = sizeof(ex_inline);
+}
+
+/* The same file in a LOOKUP_MANY reply past its budget: no bytes. */
+static void fill_attr_rep_inline_unsent(void *p)
+{
+	struct nc_attr_rep *m = p;
+
+	fill_attr_rep_inline(m);
+	m->ar_inline_sent = 0;
+	m->ar_inline = NULL;
+	m->ar_inline_len = 0;
+}
+
 static bool eq_attr_rep(const void *pa, const void *pb)
 {
 	const struct nc_attr_rep *a = pa, *b = pb;
@@ -643,6 +761,17 @@ static bool eq_attr_rep(const void *pa, const void *pb)
 	FEQ(a, b, ar_has_layout);
 	if (a->ar_has_layout)
 		FSUB(a, b, layout_eq, ar_layout);
+	if (!a->ar_has_layout || !(a->ar_layout.l_flags & NC_LAYOUT_INLINE) ||
+	    (a->ar_layout.l_flags & NC_LAYOUT_TEMPLATE))
+		return true;
+	FEQ(a, b, ar_inline_sent);
+	if (!a->ar_inline_sent)
+		return true;
+	FEQ(a, b, ar_inline_len);
+	if (a->ar_inline_len && (!a->ar_inline || !b->ar_inline))
+		return false;
+	if (a->ar_inline_len)
+		FMEMEQ(a, b, ar_inline, a->ar_inline_len);
 	return true;
 }
 
@@ -680,6 +809,17 @@ static void fill_layout_msg_pool(void *p)
 	m->sl_layout.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_POOL;
 	m->sl_layout.l_pack_max = 65536;
 	strcpy(m->sl_layout.l_pool, "fast");
+}
+
+/* (1.8) The pool template keeping files of up to 4 KiB inline: l_inline_max
+ * follows the pool name. */
+static void fill_layout_msg_inline(void *p)
+{
+	struct nc_layout_msg *m = p;
+
+	fill_layout_msg_pool(p);
+	m->sl_layout.l_flags |= NC_LAYOUT_INLINE;
+	m->sl_layout.l_inline_max = NC_INLINE_MAX;
 }
 
 static bool eq_layout_msg(const void *pa, const void *pb)
@@ -1117,6 +1257,9 @@ CODEC(ost_admin_req, struct nc_ost_admin_req)
 CODEC(pool_req, struct nc_pool_req)
 CODEC(pool_list_rep, struct nc_pool_list_rep)
 CODEC(auth, struct nc_auth_msg)
+CODEC(pack_switch, struct nc_pack_switch)
+CODEC(pack_commit, struct nc_pack_commit)
+CODEC(lookup_many_rep, struct nc_lookup_many)
 #undef CODEC
 
 /* The same messages with the authentication feature (1.3). */
@@ -1183,6 +1326,17 @@ static const struct shape shapes[] = {
 	SHAPE(connect_rep_auth, struct nc_connect_rep),
 	SHAPE(auth, struct nc_auth_msg),
 	SHAPE(connect_req_replay, struct nc_connect_req),
+	/* inline files (1.8) */
+	{ "layout_msg_inline", sizeof(struct nc_layout_msg), fill_layout_msg_inline,
+	  codec_layout_msg, eq_layout_msg, NULL, NULL, 0 },
+	{ "attr_rep_inline", sizeof(struct nc_attr_rep), fill_attr_rep_inline,
+	  codec_attr_rep, eq_attr_rep, NULL, NULL, 0 },
+	{ "attr_rep_inline_unsent", sizeof(struct nc_attr_rep), fill_attr_rep_inline_unsent,
+	  codec_attr_rep, eq_attr_rep, NULL, NULL, 0 },
+	{ "create_req_inline", sizeof(struct nc_create_req), fill_create_req_inline,
+	  codec_create_req, eq_create_req_inline, NULL, NULL, 0 },
+	{ "pack_switch_inline", sizeof(struct nc_pack_switch), fill_pack_switch_inline,
+	  codec_pack_switch, eq_pack_switch_inline, NULL, NULL, 0 },
 };
 #undef SHAPE
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -2116,6 +2270,67 @@ static void test_decode_limits(void)
 		bld_time(&b, 5, 0);
 		bld_time(&b, 6, over ? UINT32_MAX : 0);
 		CU_ASSERT_EQUAL(bld_decode(&b, "setattr_req"), want);
+
+		/* (1.8) A template's inline_max past NC_INLINE_MAX (after the
+		 * pack_max it holds too). */
+		bld_init(&b, 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_layout(&b, 0, NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_INLINE);
+		bld_u32(&b, 65536);
+		bld_u32(&b, NC_INLINE_MAX + (uint32_t)over);
+		CU_ASSERT_EQUAL(bld_decode(&b, "layout_msg"), want);
+
+		/* (1.8) An inline file with a shard (over) versus none. */
+		bld_init(&b, 4096);
+		bld_attr(&b, 0);
+		bld_u32(&b, 1);
+		bld_layout(&b, (uint16_t)over, NC_LAYOUT_INLINE);
+		bld_u32(&b, 0);
+		CU_ASSERT_EQUAL(bld_decode(&b, "attr_rep"), want);
+
+		/* (1.8) Inline bytes past NC_INLINE_MAX: in an attr reply, a
+		 * create and a switch. */
+		val = calloc(1, NC_INLINE_MAX + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(val);
+		bld_init(&b, 3 * NC_INLINE_MAX);
+		bld_attr(&b, 0);
+		bld_u32(&b, 1);
+		bld_layout(&b, 0, NC_LAYOUT_INLINE);
+		bld_u32(&b, 1);
+		bld_u32(&b, NC_INLINE_MAX + (uint32_t)over);
+		bld_bytes(&b, val, (size_t)(NC_INLINE_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "attr_rep"), want);
+
+		bld_init(&b, 3 * NC_INLINE_MAX);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_rawstr(&b, 1, "s", 1);
+		bld_u32(&b, 0100644);
+		bld_u32(&b, 0);
+		bld_u32(&b, NC_CREATE_FID | NC_CREATE_PACKED | NC_CREATE_INLINE);
+		bld_rawstr(&b, 0, "", 0);
+		bld_fid(&b);
+		bld_u64(&b, NC_INLINE_MAX + (uint64_t)over);
+		bld_time(&b, 1, 0);
+		for (int i = 0; i < 3; i++)
+			bld_u64(&b, 0);
+		bld_u32(&b, NC_INLINE_MAX + (uint32_t)over);
+		bld_bytes(&b, val, (size_t)(NC_INLINE_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "create_req"), want);
+
+		bld_init(&b, 3 * NC_INLINE_MAX);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_u32(&b, 0);
+		bld_u64(&b, NC_INLINE_MAX + (uint64_t)over);
+		bld_time(&b, 1, 0);
+		bld_layout(&b, 0, NC_LAYOUT_INLINE);
+		bld_layout(&b, 0, NC_LAYOUT_INLINE);
+		bld_u32(&b, NC_INLINE_MAX + (uint32_t)over);
+		bld_bytes(&b, val, (size_t)(NC_INLINE_MAX + over));
+		CU_ASSERT_EQUAL(bld_decode(&b, "pack_switch_inline"), want);
+		free(val);
 	}
 
 	/* A huge count with nothing behind it fails without a huge allocation. */
@@ -2323,6 +2538,381 @@ static void test_pack_alloc_limits(void)
 	free(buf);
 	free(d);
 	free(m);
+}
+
+/* Encodes @m with @codec into @buf (NC_MAX_BODY bytes); its length, or 0
+ * when the encoder failed. */
+static size_t encode_len(void (*codec)(struct nc_xdr *, void *), void *m, uint8_t *buf)
+{
+	struct nc_xdr x;
+
+	nc_xdr_init_encode(&x, buf, NC_MAX_BODY);
+	codec(&x, m);
+	return nc_xdr_finish(&x) ? 0 : x.x_pos;
+}
+
+/* An attr reply for an inline file whose layout also claims objects (as
+ * @flags and @count say), with every byte such a layout would have and
+ * ar_inline_sent 0 after it: only the rule that an inline file has no
+ * objects refuses it. */
+static int bld_attr_inline_objects(uint32_t flags, uint16_t count)
+{
+	struct builder b;
+
+	bld_init(&b, 4096);
+	bld_attr(&b, 0);
+	bld_u32(&b, 1);
+	bld_u32(&b, 0);
+	bld_u16(&b, count);
+	bld_u8(&b, 0);
+	bld_u8(&b, 0);
+	bld_u32(&b, NC_LAYOUT_INLINE | flags);
+	bld_u32(&b, 0);
+	bld_u32(&b, 1);
+	if (flags & NC_LAYOUT_PACKED) {
+		bld_u64(&b, 9);
+		bld_u64(&b, 0);
+		bld_u64(&b, 100);
+	}
+	if (flags & NC_LAYOUT_OBJFID)
+		bld_fid(&b);
+	for (uint16_t i = 0; i < count; i++) {
+		bld_u32(&b, i);
+		bld_u32(&b, 0);
+	}
+	bld_u32(&b, 0);
+	return bld_decode(&b, "attr_rep");
+}
+
+/*
+ * Inline files (1.8): a file layout with NC_LAYOUT_INLINE has no objects;
+ * an attr reply carries ar_inline_sent (and the bytes) only after a file's
+ * inline layout; NC_CREATE_INLINE needs NC_CREATE_PACKED; a switch carries
+ * bytes only to an inline layout, and a proposal none.  What breaks the
+ * rules is refused both ways.
+ */
+static void test_inline_limits(void)
+{
+	struct nc_attr_rep *ar = calloc(1, sizeof(*ar));
+	struct nc_create_req *cq = calloc(1, sizeof(*cq));
+	struct nc_pack_switch *sw = calloc(1, sizeof(*sw));
+	struct nc_layout_msg lm;
+	uint8_t *buf = malloc(NC_MAX_BODY), *ref = malloc(NC_MAX_BODY);
+	struct builder b;
+	size_t len, rlen;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ar);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cq);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+	memset(buf, 0, NC_MAX_BODY); /* also bytes to send */
+
+	/* A template's inline_max: at most NC_INLINE_MAX, and it is the last
+	 * field (after the pool name). */
+	memset(&lm, 0, sizeof(lm));
+	fill_layout_msg_inline(&lm);
+	len = encode_len(codec_layout_msg, &lm, buf);
+	CU_ASSERT_FATAL(len > 4);
+	CU_ASSERT_EQUAL(le32_at(buf + len - 4), NC_INLINE_MAX);
+	lm.sl_layout.l_inline_max = NC_INLINE_MAX + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_layout_msg, &lm), -EINVAL);
+	lm.sl_layout.l_inline_max = UINT32_MAX;
+	CU_ASSERT_EQUAL(encode_one(codec_layout_msg, &lm), -EINVAL);
+	/* Without the flag, no inline_max on the wire. */
+	memset(&lm, 0, sizeof(lm));
+	fill_layout_msg_pool(&lm);
+	lm.sl_layout.l_inline_max = 77;
+	CU_ASSERT_EQUAL(encode_len(codec_layout_msg, &lm, ref), len - 4);
+
+	/* A file's inline layout with objects besides: packed, named by an
+	 * object FID, or with shards. */
+	CU_ASSERT_EQUAL(bld_attr_inline_objects(0, 0), 0);
+	CU_ASSERT_EQUAL(bld_attr_inline_objects(NC_LAYOUT_PACKED, 0), -NC_E_PROTO);
+	CU_ASSERT_EQUAL(bld_attr_inline_objects(NC_LAYOUT_OBJFID, 0), -NC_E_PROTO);
+	CU_ASSERT_EQUAL(bld_attr_inline_objects(0, 1), -NC_E_PROTO);
+	CU_ASSERT_EQUAL(bld_attr_inline_objects(0, 6), -NC_E_PROTO);
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_inline(ar);
+	CU_ASSERT_EQUAL(encode_one(codec_attr_rep, ar), 0);
+	ar->ar_layout.l_flags = NC_LAYOUT_INLINE | NC_LAYOUT_PACKED;
+	ar->ar_layout.l_pack_len = sizeof(ex_inline);
+	CU_ASSERT_EQUAL(encode_one(codec_attr_rep, ar), -EINVAL);
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_inline(ar);
+	ar->ar_layout.l_flags = NC_LAYOUT_INLINE | NC_LAYOUT_OBJFID;
+	CU_ASSERT_EQUAL(encode_one(codec_attr_rep, ar), -EINVAL);
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_inline(ar);
+	ex_layout(&ar->ar_layout);
+	ar->ar_layout.l_flags = NC_LAYOUT_INLINE;
+	CU_ASSERT_EQUAL(encode_one(codec_attr_rep, ar), -EINVAL);
+	/* Bytes past NC_INLINE_MAX are not sent. */
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_inline(ar);
+	ar->ar_inline = buf;
+	ar->ar_inline_len = NC_INLINE_MAX;
+	CU_ASSERT_EQUAL(encode_one(codec_attr_rep, ar), 0);
+	ar->ar_inline_len = NC_INLINE_MAX + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_attr_rep, ar), -EOVERFLOW);
+
+	/* No inline fields after a template, after no layout, or after a
+	 * layout that is not inline, whatever ar_inline_sent says. */
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_inline(ar);
+	ar->ar_layout = lm.sl_layout;
+	ar->ar_layout.l_flags |= NC_LAYOUT_INLINE;
+	ar->ar_layout.l_inline_max = 100;
+	len = encode_len(codec_attr_rep, ar, buf);
+	ar->ar_inline_sent = 0;
+	CU_ASSERT_EQUAL(encode_len(codec_attr_rep, ar, ref), len);
+	CU_ASSERT_EQUAL(memcmp(ref, buf, len), 0);
+	CU_ASSERT_EQUAL(le32_at(buf + len - 4), 100); /* ends with inline_max */
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_inline(ar);
+	ar->ar_has_layout = 0;
+	len = encode_len(codec_attr_rep, ar, buf);
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep_nolayout(ar);
+	ar->ar_attr.a_size = sizeof(ex_inline);
+	ar->ar_attr.a_blocks = 1;
+	CU_ASSERT_EQUAL(encode_len(codec_attr_rep, ar, ref), len);
+	CU_ASSERT_EQUAL(memcmp(ref, buf, len), 0);
+	memset(ar, 0, sizeof(*ar));
+	fill_attr_rep(ar);
+	ar->ar_inline_sent = 1;
+	ar->ar_inline = ex_inline;
+	ar->ar_inline_len = sizeof(ex_inline);
+	len = encode_len(codec_attr_rep, ar, buf);
+	ar->ar_inline_sent = 0;
+	CU_ASSERT_EQUAL(encode_len(codec_attr_rep, ar, ref), len);
+	CU_ASSERT_EQUAL(memcmp(ref, buf, len), 0);
+
+	/* NC_CREATE_INLINE without NC_CREATE_PACKED: refused, though the
+	 * bytes that follow would decode. */
+	memset(cq, 0, sizeof(*cq));
+	fill_create_req_inline(cq);
+	cq->cq_flags = NC_CREATE_FID | NC_CREATE_INLINE;
+	CU_ASSERT_EQUAL(encode_one(codec_create_req, cq), -EINVAL);
+	for (int packed = 1; packed >= 0; packed--) {
+		bld_init(&b, 4096);
+		bld_cred(&b, 0);
+		bld_fid(&b);
+		bld_rawstr(&b, 1, "s", 1);
+		bld_u32(&b, 0100644);
+		bld_u32(&b, 0);
+		bld_u32(&b, NC_CREATE_FID | NC_CREATE_INLINE | (packed ? NC_CREATE_PACKED : 0));
+		bld_rawstr(&b, 0, "", 0);
+		bld_fid(&b);
+		if (packed) {
+			bld_u64(&b, sizeof(ex_inline));
+			bld_time(&b, 1, 0);
+			for (int i = 0; i < 3; i++)
+				bld_u64(&b, 0);
+		}
+		bld_u32(&b, sizeof(ex_inline));
+		bld_bytes(&b, ex_inline, sizeof(ex_inline));
+		CU_ASSERT_EQUAL(bld_decode(&b, "create_req"), packed ? 0 : -NC_E_PROTO);
+	}
+	/* Without NC_CREATE_INLINE the bytes stay off the wire. */
+	memset(cq, 0, sizeof(*cq));
+	fill_create_req_inline(cq);
+	len = encode_len(codec_create_req, cq, buf);
+	cq->cq_flags &= ~NC_CREATE_INLINE;
+	CU_ASSERT_EQUAL(encode_len(codec_create_req, cq, ref), len - 4 - sizeof(ex_inline));
+	CU_ASSERT_EQUAL(le32_at(buf + len - 4 - sizeof(ex_inline)), sizeof(ex_inline));
+	CU_ASSERT_EQUAL(memcmp(buf + len - sizeof(ex_inline), ex_inline, sizeof(ex_inline)), 0);
+	memset(cq, 0, sizeof(*cq));
+	fill_create_req_inline(cq);
+	cq->cq_inline_len = NC_INLINE_MAX + 1;
+	cq->cq_inline = buf;
+	CU_ASSERT_EQUAL(encode_one(codec_create_req, cq), -EOVERFLOW);
+
+	/* A switch: bytes follow an inline ps_new, not a packed one, nor a
+	 * proposal's. */
+	memset(sw, 0, sizeof(*sw));
+	fill_pack_switch_inline(sw);
+	len = encode_len(codec_pack_switch, sw, buf);
+	CU_ASSERT_FATAL(len > 4 + sizeof(ex_inline));
+	CU_ASSERT_EQUAL(memcmp(buf + len - sizeof(ex_inline), ex_inline, sizeof(ex_inline)), 0);
+	sw->ps_flags = NC_SWITCH_PROPOSE;
+	rlen = encode_len(codec_pack_switch, sw, ref);
+	CU_ASSERT_EQUAL(rlen, len - 4 - sizeof(ex_inline));
+	{
+		struct nc_pack_switch *d = calloc(1, sizeof(*d));
+		struct nc_xdr x;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+		nc_xdr_init_decode(&x, ref, rlen);
+		nc_wire_pack_switch(&x, d);
+		CU_ASSERT_EQUAL(nc_xdr_finish(&x), 0);
+		CU_ASSERT_EQUAL(d->ps_flags, NC_SWITCH_PROPOSE);
+		CU_ASSERT_EQUAL(d->ps_new.l_flags, NC_LAYOUT_INLINE);
+		/* The same bytes without PROPOSE (ps_flags after the cred, 20
+		 * bytes, and the FID) lack the inline bytes. */
+		CU_ASSERT_EQUAL(ref[36], NC_SWITCH_PROPOSE);
+		ref[36] = 0;
+		nc_xdr_init_decode(&x, ref, rlen);
+		nc_wire_pack_switch(&x, d);
+		CU_ASSERT_EQUAL(nc_xdr_finish(&x), -NC_E_PROTO);
+		free(d);
+	}
+	memset(sw, 0, sizeof(*sw));
+	fill_pack_switch_inline(sw);
+	sw->ps_new.l_flags = NC_LAYOUT_PACKED;
+	sw->ps_new.l_pack_id = 10;
+	sw->ps_new.l_pack_len = sizeof(ex_inline);
+	len = encode_len(codec_pack_switch, sw, buf);
+	sw->ps_inline_len = 0;
+	sw->ps_inline = NULL;
+	CU_ASSERT_EQUAL(encode_len(codec_pack_switch, sw, ref), len);
+	CU_ASSERT_EQUAL(memcmp(ref, buf, len), 0);
+	memset(sw, 0, sizeof(*sw));
+	fill_pack_switch_inline(sw);
+	sw->ps_inline = buf;
+	sw->ps_inline_len = NC_INLINE_MAX + 1;
+	CU_ASSERT_EQUAL(encode_one(codec_pack_switch, sw), -EOVERFLOW);
+
+	free(ref);
+	free(buf);
+	free(sw);
+	free(cq);
+	free(ar);
+}
+
+/* Decodes @len bytes of a PACK_COMMIT (exact-size copy) into @m, whose
+ * pc_creates has room for NC_PACK_COMMIT_MAX; nc_xdr_finish(). */
+static int pack_commit_decode(const uint8_t *bytes, size_t len, struct nc_pack_commit *m,
+			      uint8_t **copy)
+{
+	struct nc_xdr x;
+
+	*copy = xmemdup(bytes, len);
+	if (!*copy)
+		return -ENOMEM;
+	nc_xdr_init_decode(&x, *copy, len);
+	nc_wire_pack_commit(&x, m);
+	return nc_xdr_finish(&x);
+}
+
+static int lookup_many_rep_decode(const uint8_t *bytes, size_t len, struct nc_lookup_many *m,
+				  uint8_t **copy)
+{
+	struct nc_xdr x;
+
+	*copy = xmemdup(bytes, len);
+	if (!*copy)
+		return -ENOMEM;
+	nc_xdr_init_decode(&x, *copy, len);
+	nc_wire_lookup_many_rep(&x, m);
+	return nc_xdr_finish(&x);
+}
+
+/*
+ * Inline files in the batched messages (1.8): a PACK_COMMIT that creates
+ * inline files (one empty) beside a packed one, and a LOOKUP_MANY reply
+ * with an inline file's bytes, one without them (past the budget), a
+ * missing name and a striped file.  Round trips field by field, the bytes
+ * by reference into the message, every truncation refused.
+ */
+static void test_inline_batches(void)
+{
+	struct nc_create_req *cr = calloc(3, sizeof(*cr));
+	struct nc_create_req *dcr = calloc(NC_PACK_COMMIT_MAX, sizeof(*dcr));
+	struct nc_lookup_ent *le = calloc(4, sizeof(*le));
+	struct nc_lookup_ent *dle = calloc(NC_LOOKUP_MANY_MAX, sizeof(*dle));
+	struct nc_pack_commit pc = { .pc_pack = 9, .pc_seal = 1, .pc_count = 3 }, dpc;
+	struct nc_lookup_many lm = { .lm_count = 4 }, dlm;
+	uint8_t *buf = malloc(NC_MAX_BODY), *copy;
+	size_t len;
+	int bad = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dcr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(le);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dle);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+
+	fill_create_req_inline(&cr[0]);
+	fill_create_req_inline(&cr[1]);
+	strcpy(cr[1].cq_name, "empty");
+	cr[1].cq_fid.f_oid++;
+	cr[1].cq_size = 0;
+	cr[1].cq_inline = NULL;
+	cr[1].cq_inline_len = 0;
+	fill_create_req_inline(&cr[2]);
+	strcpy(cr[2].cq_name, "packed");
+	cr[2].cq_fid.f_oid += 2;
+	cr[2].cq_flags = NC_CREATE_FID | NC_CREATE_PACKED;
+	cr[2].cq_size = 5000;
+	cr[2].cq_layout.l_pack_id = 9;
+	cr[2].cq_layout.l_pack_off = 4096;
+	cr[2].cq_layout.l_pack_len = 5000;
+	cr[2].cq_inline = NULL;
+	cr[2].cq_inline_len = 0;
+	pc.pc_creates = cr;
+	len = encode_len(codec_pack_commit, &pc, buf);
+	CU_ASSERT_FATAL(len > 0);
+	memset(&dpc, 0, sizeof(dpc));
+	dpc.pc_creates = dcr;
+	CU_ASSERT_EQUAL(pack_commit_decode(buf, len, &dpc, &copy), 0);
+	CU_ASSERT_EQUAL(dpc.pc_pack, 9);
+	CU_ASSERT_EQUAL(dpc.pc_seal, 1);
+	CU_ASSERT_EQUAL_FATAL(dpc.pc_count, 3);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT(eq_create_req_inline(&cr[i], &dcr[i]));
+	/* The first file's bytes: by reference, just before the next create. */
+	CU_ASSERT(dcr[0].cq_inline > (const void *)copy &&
+		  dcr[0].cq_inline < (const void *)(copy + len));
+	free(copy);
+	for (size_t p = 0; p < len; p++) {
+		memset(dcr, 0, NC_PACK_COMMIT_MAX * sizeof(*dcr));
+		dpc.pc_creates = dcr;
+		if (pack_commit_decode(buf, p, &dpc, &copy) != -NC_E_PROTO)
+			bad++;
+		free(copy);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+
+	le[0].le_status = 0;
+	fill_attr_rep_inline(&le[0].le_rep);
+	le[1].le_status = 0;
+	fill_attr_rep_inline_unsent(&le[1].le_rep);
+	le[1].le_rep.ar_attr.a_fid.f_oid++;
+	le[2].le_status = nc_status_from_err(-ENOENT);
+	le[3].le_status = 0;
+	fill_attr_rep(&le[3].le_rep);
+	lm.lm_ents = le;
+	len = encode_len(codec_lookup_many_rep, &lm, buf);
+	CU_ASSERT_FATAL(len > 0);
+	memset(&dlm, 0, sizeof(dlm));
+	dlm.lm_ents = dle;
+	CU_ASSERT_EQUAL(lookup_many_rep_decode(buf, len, &dlm, &copy), 0);
+	CU_ASSERT_EQUAL_FATAL(dlm.lm_count, 4);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(dle[i].le_status, le[i].le_status);
+		if (i != 2)
+			CU_ASSERT(eq_attr_rep(&le[i].le_rep, &dle[i].le_rep));
+	}
+	CU_ASSERT_EQUAL(nc_err_from_status(dle[2].le_status), -ENOENT);
+	CU_ASSERT(dle[0].le_rep.ar_inline > (const void *)copy &&
+		  dle[0].le_rep.ar_inline < (const void *)(copy + len));
+	free(copy);
+	bad = 0;
+	for (size_t p = 0; p < len; p++) {
+		memset(dle, 0, NC_LOOKUP_MANY_MAX * sizeof(*dle));
+		dlm.lm_ents = dle;
+		if (lookup_many_rep_decode(buf, p, &dlm, &copy) != -NC_E_PROTO)
+			bad++;
+		free(copy);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+
+	free(buf);
+	free(dle);
+	free(le);
+	free(dcr);
+	free(cr);
 }
 
 /* MIGRATE: an exclude list past its maximum and a layout that is both
@@ -2852,6 +3442,8 @@ int main(void)
 	    !CU_add_test(suite, "config files", test_config_expand) ||
 	    !CU_add_test(suite, "migrate limits", test_migrate_limits) ||
 	    !CU_add_test(suite, "pack alloc limits", test_pack_alloc_limits) ||
+	    !CU_add_test(suite, "inline file limits", test_inline_limits) ||
+	    !CU_add_test(suite, "inline files in batches", test_inline_batches) ||
 	    !CU_add_test(suite, "decoder fuzz", test_fuzz)) {
 		CU_cleanup_registry();
 		return 99;

@@ -2585,6 +2585,258 @@ static void test_lookup_open(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/lo"), 0);
 }
 
+/* ---- inline files ---- */
+
+/* A pack directory whose files of up to @inline_max bytes are inline. */
+static void inline_dir(const char *path, uint32_t inline_max)
+{
+	struct nacre_layout l;
+	struct nacre_stat st;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, path, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, path, &st), 0);
+	memset(&l, 0, sizeof(l));
+	l.first_ost = NACRE_OST_ANY;
+	/* Not without packing, not past NACRE_INLINE_MAX. */
+	l.flags = NACRE_LAYOUT_INLINE;
+	l.inline_max = inline_max;
+	CU_ASSERT_EQUAL(nacre_setlayout_fid(fs, NULL, &st.fid, &l), -EINVAL);
+	l.flags = NACRE_LAYOUT_PACK | NACRE_LAYOUT_INLINE;
+	l.inline_max = NACRE_INLINE_MAX + 1;
+	CU_ASSERT_EQUAL(nacre_setlayout_fid(fs, NULL, &st.fid, &l), -EINVAL);
+	l.inline_max = inline_max;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout_fid(fs, NULL, &st.fid, &l), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, path, &l), 0);
+	CU_ASSERT(l.flags & NACRE_LAYOUT_PACK);
+	CU_ASSERT(l.flags & NACRE_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.inline_max, inline_max);
+}
+
+/* Whether @path is an inline file as @c sees it: no objects, no pack. */
+static bool is_inline(struct nacre_fs *c, const char *path)
+{
+	struct nacre_layout l;
+
+	memset(&l, 0xff, sizeof(l));
+	return nacre_getlayout(c, path, &l) == 0 && (l.flags & NACRE_LAYOUT_INLINE) &&
+	       !(l.flags & NACRE_LAYOUT_PACKED) && l.shard_count == 0;
+}
+
+static uint64_t client_counter(struct nacre_fs *c, const char *name)
+{
+	struct nacre_counter ctr[64];
+	int n = nacre_counters(c, ctr, 64);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (!strcmp(ctr[i].name, name))
+			return ctr[i].value;
+	return UINT64_MAX;
+}
+
+#define INL_SMALL_BEFORE 6      /* 0, 10, ..., 50 bytes */
+#define INL_FULL 100            /* NACRE_INLINE_MAX bytes each */
+#define INL_SMALL_AFTER 5       /* 60, ..., 100 bytes */
+#define INL_N (INL_SMALL_BEFORE + INL_FULL + INL_SMALL_AFTER + 1) /* and one past the limit */
+
+/* The files of test_inline_read_many, in this order. */
+static size_t inl_len(int i)
+{
+	if (i < INL_SMALL_BEFORE)
+		return (size_t)i * 10;
+	if (i < INL_SMALL_BEFORE + INL_FULL)
+		return NACRE_INLINE_MAX;
+	if (i < INL_N - 1)
+		return (size_t)(i - INL_FULL) * 10;
+	return NACRE_INLINE_MAX + 1;
+}
+
+/* Reads @n of @paths with nacre_read_many() through @c into buffers of
+ * @cap each (their length plus a guard when @cap is 0): every file's exact
+ * bytes, nothing past them. */
+static void inl_read_many(struct nacre_fs *c, char (*paths)[32], uint8_t **data, int n,
+			  size_t cap)
+{
+	struct nacre_read_req *reqs = calloc((size_t)n, sizeof(*reqs));
+	int bad = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(reqs);
+	for (int i = 0; i < n; i++) {
+		reqs[i].path = paths[i];
+		reqs[i].cap = cap ? cap : inl_len(i);
+		reqs[i].buf = malloc(reqs[i].cap + 16);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(reqs[i].buf);
+		memset(reqs[i].buf, 0xee, reqs[i].cap + 16);
+	}
+	CU_ASSERT_EQUAL(nacre_read_many(c, reqs, (size_t)n, 0), 0);
+	for (int i = 0; i < n; i++) {
+		size_t want = inl_len(i) < reqs[i].cap ? inl_len(i) : reqs[i].cap;
+		const uint8_t *b = reqs[i].buf;
+		bool ok = reqs[i].result == (ssize_t)want && reqs[i].size == inl_len(i) &&
+			  memcmp(b, data[i], want) == 0;
+
+		for (size_t j = want; ok && j < reqs[i].cap + 16; j++)
+			ok = b[j] == 0xee;
+		if (!ok) {
+			fprintf(stderr, "  %s: result %zd size %llu, %zu bytes wanted\n", paths[i],
+				reqs[i].result, (unsigned long long)reqs[i].size, want);
+			bad++;
+		}
+		free(reqs[i].buf);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	free(reqs);
+}
+
+/*
+ * Inline files end to end: a pack directory keeping files of up to 4 KiB
+ * inline.  nacre_read_many() returns every file's bytes, those that came
+ * with the LOOKUP_MANY reply and those past its 128 KiB budget, which are
+ * opened one by one; the one file past the limit is packed.  Then an open
+ * and reads, a lookup with the open intent, rewrites (inline, and grown
+ * past the limit) and a truncation, each seen by another client.
+ */
+static void test_inline_read_many(void)
+{
+	struct nacre_opts opts = { .attr_cache_ms = -1 };
+	char (*paths)[32] = calloc(INL_N, sizeof(*paths));
+	uint8_t *data[INL_N], buf[NACRE_INLINE_MAX + 64];
+	struct nacre_intent *in = NULL;
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_stat st, dst;
+	struct nacre_file *f = NULL;
+	struct nacre_layout l;
+	uint64_t reads;
+	int notinl = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(paths);
+	inline_dir("/inl", NACRE_INLINE_MAX);
+	for (int i = 0; i < INL_N; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/inl/f%03d", i);
+		data[i] = malloc(inl_len(i) + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+		fill_random(data[i], inl_len(i), 9000 + (uint64_t)i);
+		make_file(paths[i], data[i], inl_len(i));
+	}
+	CU_ASSERT_EQUAL_FATAL(nacre_sync(fs), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+
+	/* Up to the limit inline, past it packed. */
+	for (int i = 0; i < INL_N - 1; i++)
+		notinl += !is_inline(fs2, paths[i]);
+	CU_ASSERT_EQUAL(notinl, 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs2, paths[INL_N - 1], &l), 0);
+	CU_ASSERT(l.flags & NACRE_LAYOUT_PACKED);
+	CU_ASSERT_FALSE(l.flags & NACRE_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.pack_len, NACRE_INLINE_MAX + 1);
+
+	/*
+	 * The inline files in one window.  The reply carries bytes while
+	 * its 128 KiB budget lasts: the six small files and 31 or 32 of the
+	 * full ones.  The others (68 or 69 full ones, the five small ones
+	 * after them) come without and are opened and read one by one: one
+	 * nacre_pread() each.
+	 */
+	reads = client_counter(fs2, "nacre_client_reads_total");
+	CU_ASSERT_FATAL(reads != UINT64_MAX);
+	inl_read_many(fs2, paths, data, INL_N - 1, 0);
+	reads = client_counter(fs2, "nacre_client_reads_total") - reads;
+	CU_ASSERT(reads >= INL_FULL - 32 + INL_SMALL_AFTER &&
+		  reads <= INL_FULL - 31 + INL_SMALL_AFTER);
+	/* All of them with the packed one, in buffers larger than the files;
+	 * then only the first 1000 bytes of each. */
+	inl_read_many(fs2, paths, data, INL_N, NACRE_INLINE_MAX + 100);
+	inl_read_many(fs2, paths, data, INL_N, 1000);
+	/* The writer reads them the same way. */
+	inl_read_many(fs, paths, data, INL_N, 0);
+
+	/* An open by path and one by FID: reads anywhere in the bytes. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, paths[50], O_RDONLY, 0, &f), 0);
+	nacre_file_open_stat(f, &st);
+	CU_ASSERT_EQUAL(st.size, NACRE_INLINE_MAX);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), NACRE_INLINE_MAX);
+	CU_ASSERT(memcmp(buf, data[50], NACRE_INLINE_MAX) == 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, 200, 4000), 96);
+	CU_ASSERT(memcmp(buf, data[50] + 4000, 96) == 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, 10, 1234), 10);
+	CU_ASSERT(memcmp(buf, data[50] + 1234, 10) == 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, 10, NACRE_INLINE_MAX), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, paths[3], &st), 0);
+	CU_ASSERT_EQUAL(st.size, 30);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_fid(fs2, NULL, &st.fid, O_RDONLY, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 30);
+	CU_ASSERT(memcmp(buf, data[3], 30) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	/* The lookup with the open intent carries them too. */
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs2, "/inl", &dst), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_lookup_open(fs2, NULL, &dst.fid, "f010", &st, &in), 0);
+	CU_ASSERT_EQUAL(st.size, NACRE_INLINE_MAX);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_intent(fs2, in, O_RDONLY, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), NACRE_INLINE_MAX);
+	CU_ASSERT(memcmp(buf, data[10], NACRE_INLINE_MAX) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	/* An empty one. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, paths[0], O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* A rewrite: new bytes, still inline, what the other client reads. */
+	data[3] = realloc(data[3], 77);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data[3]);
+	fill_random(data[3], 77, 9501);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, paths[3], O_WRONLY | O_TRUNC, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data[3], 77, 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	check_file(fs2, paths[3], data[3], 77);
+	CU_ASSERT(is_inline(fs2, paths[3]));
+	/* ... and again, the other way, over the generation the first made. */
+	fill_random(data[3], 77, 9502);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, paths[3], O_WRONLY | O_TRUNC, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data[3], 77, 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs2), 0);
+	check_file(fs, paths[3], data[3], 77);
+	CU_ASSERT(is_inline(fs, paths[3]));
+
+	/* Grown past the limit: packed, every byte kept. */
+	data[20] = realloc(data[20], 6000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data[20]);
+	fill_random(data[20] + NACRE_INLINE_MAX, 6000 - NACRE_INLINE_MAX, 9503);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, paths[20], O_WRONLY | O_APPEND, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, data[20] + NACRE_INLINE_MAX, 6000 - NACRE_INLINE_MAX, 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	check_file(fs2, paths[20], data[20], 6000);
+	CU_ASSERT_FALSE(is_inline(fs2, paths[20]));
+	CU_ASSERT(is_packed(paths[20]));
+
+	/* Truncated by the other client: shorter, then longer (zeros). */
+	CU_ASSERT_EQUAL(nacre_truncate(fs2, paths[30], 100), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs2), 0);
+	check_file(fs, paths[30], data[30], 100);
+	memset(data[30] + 100, 0, 200);
+	CU_ASSERT_EQUAL(nacre_truncate(fs, paths[30], 300), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	check_file(fs2, paths[30], data[30], 300);
+	CU_ASSERT(is_inline(fs2, paths[30]));
+
+	nacre_disconnect(fs2);
+	for (int i = 0; i < INL_N; i++) {
+		CU_ASSERT_EQUAL(nacre_unlink(fs, paths[i]), 0);
+		free(data[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_stat(fs, paths[5], &st), -ENOENT);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/inl"), 0);
+	free(paths);
+}
+
 static void test_oss_down(void)
 {
 	struct nacre_opts opts = {.timeout_ms = 2000, .retry_ms = 2000};
@@ -2697,6 +2949,7 @@ int main(void)
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(suite, "lookup with the open intent", test_lookup_open) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
+	    !CU_add_test(suite, "inline files: read_many, open, rewrite", test_inline_read_many) ||
 	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||
 	    !CU_add_test(suite, "an idle pack is sealed", test_pack_idle_seal) ||

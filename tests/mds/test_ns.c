@@ -2582,11 +2582,644 @@ static void test_changelog(void)
 	free(r);
 }
 
+/* ---- inline files ---- */
+
+static const struct nc_timespec t_inline_mtime = { 1700000000, 123456789 };
+
+/* A FID from a grant, as a client names the files it packs. */
+static struct nc_fid t_grant_fid(void)
+{
+	struct nc_fid f = { 0, 0 };
+	uint64_t seq = 0, first = 0;
+	uint32_t count = 0;
+
+	CU_ASSERT_EQUAL(mds_ns_fid_grant(t_ns, 1, &seq, &first, &count), 0);
+	CU_ASSERT_EQUAL(count, 1);
+	f.f_seq = seq;
+	f.f_oid = first;
+	return f;
+}
+
+/* Bytes that differ from file to file (@seed) and from offset to offset. */
+static void t_inline_fill(uint8_t *buf, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed * 131u + i * 7u + (i >> 8));
+}
+
+/* A PACK_COMMIT create of @name in @parent, inline with @len bytes of
+ * @data; @fid (not NULL) gets its FID. */
+static int t_create_inline(const struct nc_fid *parent, const char *name, const void *data,
+			   uint32_t len, struct nc_fid *fid, struct nc_attr *a, struct nc_layout *l)
+{
+	struct nc_create_req cq;
+	struct nc_layout ll;
+	struct nc_attr aa;
+	int rc;
+
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = *parent;
+	snprintf(cq.cq_name, sizeof(cq.cq_name), "%s", name);
+	cq.cq_mode = S_IFREG | 0644;
+	cq.cq_flags = NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED | NC_CREATE_INLINE;
+	cq.cq_fid = t_grant_fid();
+	cq.cq_size = len;
+	cq.cq_mtime = t_inline_mtime;
+	cq.cq_inline = data;
+	cq.cq_inline_len = len;
+	rc = mds_ns_create(t_ns, &cq, &t_osts, a ? a : &aa, l ? l : &ll);
+	if (rc == 0 && fid)
+		*fid = (a ? a : &aa)->a_fid;
+	return rc;
+}
+
+/* Whether an open of @fid returns an inline file of exactly @len bytes,
+ * @data, and writes nothing past the NC_INLINE_MAX bytes of room. */
+static bool t_inline_is(const struct nc_fid *fid, const void *data, uint32_t len)
+{
+	uint8_t *buf = malloc(NC_INLINE_MAX + 64);
+	struct nc_layout l;
+	struct nc_attr a;
+	bool ok;
+	int rc;
+
+	if (!buf)
+		return false;
+	memset(buf, 0xa5, NC_INLINE_MAX + 64);
+	rc = mds_ns_open_check(t_ns, &t_rootc, fid, NC_OPEN_READ, &a, &l, buf);
+	ok = rc == 0 && a.a_size == len && l.l_flags == NC_LAYOUT_INLINE &&
+	     l.l_stripe_count == 0 && (len == 0 || memcmp(buf, data, len) == 0);
+	for (size_t i = NC_INLINE_MAX; ok && i < NC_INLINE_MAX + 64; i++)
+		ok = buf[i] == 0xa5;
+	if (!ok)
+		fprintf(stderr, "  inline file: rc %d size %llu flags %#x, %u bytes wanted\n", rc,
+			(unsigned long long)a.a_size, l.l_flags, len);
+	free(buf);
+	return ok;
+}
+
+/* The pack record of @id: its live bytes and files (false: no such pack). */
+static bool t_pack_usage(uint64_t id, uint64_t *live, uint32_t *files)
+{
+	struct nc_pack_rec recs[8];
+	uint32_t n = 0;
+
+	if (mds_ns_pack_list(t_ns, 0, recs, 8, &n))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		if (recs[i].pk_id == id) {
+			*live = recs[i].pk_live;
+			*files = recs[i].pk_files;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A directory's template with NC_LAYOUT_INLINE: only with NC_LAYOUT_PACK
+ * and at most NC_INLINE_MAX; subdirectories inherit it; it survives a
+ * restart. */
+static void test_inline_template(void)
+{
+	struct nc_layout t, out, l;
+	struct nc_fid d, sub, sub2;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755, &d), 0);
+	memset(&t, 0, sizeof(t));
+	t.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_INLINE;
+	t.l_first_ost = NC_OST_ANY;
+	t.l_inline_max = 100;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), -EINVAL);
+	t.l_flags |= NC_LAYOUT_PACK;
+	t.l_inline_max = NC_INLINE_MAX + 1;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), -EINVAL);
+	t.l_inline_max = UINT32_MAX;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), -EINVAL);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &l), 0);
+	CU_ASSERT_FALSE(l.l_flags & (NC_LAYOUT_INLINE | NC_LAYOUT_PACK));
+	/* Only the owner (or root) sets it. */
+	t.l_inline_max = NC_INLINE_MAX;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_user, &d, &t, &t_osts, &out), -EPERM);
+
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), 0);
+	CU_ASSERT_EQUAL(out.l_flags, NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(out.l_inline_max, NC_INLINE_MAX);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &l), 0);
+	CU_ASSERT_EQUAL(l.l_flags, NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_inline_max, NC_INLINE_MAX);
+	CU_ASSERT_EQUAL(l.l_pack_max, NC_PACK_MAX_DEFAULT);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "sub", S_IFDIR | 0755, &sub), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &sub, &l), 0);
+	CU_ASSERT_EQUAL(l.l_flags, NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_inline_max, NC_INLINE_MAX);
+
+	/* A smaller limit, inherited below as it is then. */
+	t.l_inline_max = 512;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &d, "sub2", S_IFDIR | 0755, &sub2), 0);
+
+	t_reopen();
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &l), 0);
+	CU_ASSERT(l.l_flags & NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_inline_max, 512);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &sub, &l), 0);
+	CU_ASSERT(l.l_flags & NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_inline_max, NC_INLINE_MAX);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &sub2, &l), 0);
+	CU_ASSERT(l.l_flags & NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_inline_max, 512);
+
+	/* Packing without inline files: the flag goes. */
+	t.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &d, &l), 0);
+	CU_ASSERT_EQUAL(l.l_flags, NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK);
+}
+
+/* A PACK_COMMIT create of an inline file: its bytes come back with the
+ * open, exactly its size of them; what breaks the rules leaves no name. */
+static void test_inline_create(void)
+{
+	uint8_t *data = malloc(2 * NC_INLINE_MAX), *other = malloc(NC_INLINE_MAX);
+	struct nc_fid fa, ffull, fempty, fid;
+	struct nc_create_req cq;
+	struct nc_layout l;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+	t_inline_fill(data, 2 * NC_INLINE_MAX, 1);
+	t_inline_fill(other, NC_INLINE_MAX, 2);
+
+	memset(&l, 0xff, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "a", data, 1000, &fa, &a, &l), 0);
+	CU_ASSERT_EQUAL(a.a_size, 1000);
+	CU_ASSERT_EQUAL(a.a_blocks, 2);
+	CU_ASSERT(S_ISREG(a.a_mode));
+	CU_ASSERT_EQUAL(a.a_mtime.t_sec, t_inline_mtime.t_sec);
+	CU_ASSERT_EQUAL(a.a_mtime.t_nsec, t_inline_mtime.t_nsec);
+	CU_ASSERT_EQUAL(l.l_flags, NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
+	CU_ASSERT(t_inline_is(&fa, data, 1000));
+	CU_ASSERT(t_lookup_is(&t_root, "a", &fa));
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &fa, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 1000);
+	memset(&l, 0xff, sizeof(l));
+	CU_ASSERT_EQUAL(mds_ns_getlayout(t_ns, &fa, &l), 0);
+	CU_ASSERT_EQUAL(l.l_flags, NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 0);
+	/* An open with no room for the bytes still opens. */
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &fa, NC_OPEN_READ, &a, &l, NULL), 0);
+	CU_ASSERT_EQUAL(a.a_size, 1000);
+	/* Permission as for any file. */
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_other, &fa, NC_OPEN_WRITE, &a, &l, NULL),
+			-EACCES);
+
+	/* The limit itself, and nothing at all. */
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "full", other, NC_INLINE_MAX, &ffull, &a,
+					      &l), 0);
+	CU_ASSERT_EQUAL(a.a_size, NC_INLINE_MAX);
+	CU_ASSERT_EQUAL(a.a_blocks, NC_INLINE_MAX / 512);
+	CU_ASSERT(t_inline_is(&ffull, other, NC_INLINE_MAX));
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "empty", NULL, 0, &fempty, &a, &l), 0);
+	CU_ASSERT_EQUAL(a.a_size, 0);
+	CU_ASSERT_EQUAL(l.l_flags, NC_LAYOUT_INLINE);
+	CU_ASSERT(t_inline_is(&fempty, NULL, 0));
+	/* Each file has its own bytes. */
+	CU_ASSERT(t_inline_is(&fa, data, 1000));
+
+	/* Refused: a size other than the bytes', too many bytes, no bytes
+	 * behind a length, INLINE without PACKED or without a granted FID,
+	 * an inline directory. */
+	memset(&cq, 0, sizeof(cq));
+	cq.cq_cred = t_rootc;
+	cq.cq_parent = t_root;
+	strcpy(cq.cq_name, "bad");
+	cq.cq_mode = S_IFREG | 0644;
+	cq.cq_flags = NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED | NC_CREATE_INLINE;
+	cq.cq_fid = t_grant_fid();
+	cq.cq_mtime = t_inline_mtime;
+	cq.cq_inline = data;
+	cq.cq_inline_len = 100;
+	cq.cq_size = 99;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_size = 101;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_size = NC_INLINE_MAX + 1;
+	cq.cq_inline_len = NC_INLINE_MAX + 1;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_size = 100;
+	cq.cq_inline_len = 100;
+	cq.cq_inline = NULL;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_inline = data;
+	cq.cq_flags = NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_INLINE;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_flags = NC_CREATE_EXCL | NC_CREATE_PACKED | NC_CREATE_INLINE;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_flags = NC_CREATE_EXCL | NC_CREATE_FID | NC_CREATE_PACKED | NC_CREATE_INLINE;
+	cq.cq_fid.f_oid += 1000000;     /* never granted */
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	cq.cq_fid = t_grant_fid();
+	cq.cq_mode = S_IFDIR | 0755;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EINVAL);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "bad", &a), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &cq.cq_fid, &a), -ENOENT);
+
+	/* A resent create finds the file as it went in. */
+	cq.cq_mode = S_IFREG | 0644;
+	cq.cq_fid = fa;
+	strcpy(cq.cq_name, "a");
+	cq.cq_inline = other;
+	cq.cq_inline_len = 10;
+	cq.cq_size = 10;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), 0);
+	CU_ASSERT(nc_fid_eq(&a.a_fid, &fa));
+	CU_ASSERT(t_inline_is(&fa, data, 1000));
+	/* The name taken by another file: EEXIST, its bytes untouched. */
+	fid = t_grant_fid();
+	cq.cq_fid = fid;
+	CU_ASSERT_EQUAL(mds_ns_create(t_ns, &cq, &t_osts, &a, &l), -EEXIST);
+	CU_ASSERT(t_inline_is(&fa, data, 1000));
+
+	/* The bytes are in the MDT: a restart keeps them. */
+	t_reopen();
+	CU_ASSERT(t_inline_is(&fa, data, 1000));
+	CU_ASSERT(t_inline_is(&ffull, other, NC_INLINE_MAX));
+	CU_ASSERT(t_inline_is(&fempty, NULL, 0));
+	CU_ASSERT(t_lookup_is(&t_root, "full", &ffull));
+	free(other);
+	free(data);
+}
+
+/* An inline file's size changes only with its bytes (a switch): SETATTR
+ * and SIZE_UPDATE that would change it are refused, other changes keep
+ * the bytes. */
+static void test_inline_size(void)
+{
+	uint8_t data[100];
+	struct nc_layout t, out;
+	struct nc_fid f, e;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_inline_fill(data, sizeof(data), 3);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "f", data, 100, &f, &a, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "e", NULL, 0, &e, &a, NULL), 0);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 50, NULL), -NC_E_PACKED);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 200, NULL), -NC_E_PACKED);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 0, NULL), -NC_E_PACKED);
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &e, NC_SA_SIZE, 0, 0, 0, 10, NULL), -NC_E_PACKED);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 101, 0, &a), -NC_E_PACKED);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 4096, NC_SIZE_MTIME, &a), -NC_E_PACKED);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &e, 1, 0, &a), -NC_E_PACKED);
+	CU_ASSERT(t_inline_is(&f, data, 100));
+	CU_ASSERT(t_inline_is(&e, NULL, 0));
+	/* The size it has is no change. */
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_SIZE, 0, 0, 0, 100, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 100);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 100, 0, &a), 0);
+	CU_ASSERT_EQUAL(mds_ns_size_update(t_ns, &f, 10, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.a_size, 100);
+	/* Mode and owner change; the bytes stay. */
+	CU_ASSERT_EQUAL(t_setattr(&t_rootc, &f, NC_SA_MODE | NC_SA_UID, 0600, 1000, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.a_mode & 07777, 0600);
+	CU_ASSERT_EQUAL(a.a_uid, 1000);
+	CU_ASSERT_EQUAL(a.a_size, 100);
+	CU_ASSERT(t_inline_is(&f, data, 100));
+	CU_ASSERT_EQUAL(mds_ns_xattr_set(t_ns, &t_rootc, &f, "user.k", "v", 1, 0), 0);
+	CU_ASSERT(t_inline_is(&f, data, 100));
+	/* No objects to lay out: a file layout is refused, empty or not. */
+	memset(&t, 0, sizeof(t));
+	t.l_stripe_count = 2;
+	t.l_first_ost = NC_OST_ANY;
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &f, &t, &t_osts, &out), -EBUSY);
+	CU_ASSERT_EQUAL(mds_ns_setlayout(t_ns, &t_rootc, &e, &t, &t_osts, &out), -EBUSY);
+	CU_ASSERT(t_inline_is(&e, NULL, 0));
+	CU_ASSERT(t_inline_is(&f, data, 100));
+}
+
+static void t_switch_init(struct nc_pack_switch *sw, const struct nc_fid *f,
+			  const struct nc_layout *old, const void *data, uint32_t len)
+{
+	memset(sw, 0, sizeof(*sw));
+	sw->ps_cred = t_rootc;
+	sw->ps_fid = *f;
+	sw->ps_size = len;
+	sw->ps_mtime = (struct nc_timespec){ 1700000100, 42 };
+	sw->ps_old = *old;
+	sw->ps_new.l_flags = NC_LAYOUT_INLINE;
+	sw->ps_inline = data;
+	sw->ps_inline_len = len;
+}
+
+/*
+ * PACK_SWITCH to and from inline bytes: a rewrite replaces the bytes and
+ * bumps the generation, one from a stale generation or of the other kind
+ * is refused (-NC_E_CHANGED); inline to a pack extent attaches it, back
+ * detaches it; a file with objects gives them up.
+ */
+static void test_inline_switch(void)
+{
+	uint8_t d1[100], d2[200], d3[50], d4[10];
+	struct nc_pack_switch *sw = calloc(1, sizeof(*sw));
+	struct nc_layout l0, l1, l2, pl, out, l;
+	struct nc_fid none = { 0, 0 }, f, g;
+	struct nc_attr a;
+	uint64_t live = 99;
+	uint32_t files = 99;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+	t_inline_fill(d1, sizeof(d1), 11);
+	t_inline_fill(d2, sizeof(d2), 12);
+	t_inline_fill(d3, sizeof(d3), 13);
+	t_inline_fill(d4, sizeof(d4), 14);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "f", d1, sizeof(d1), &f, &a, &l0), 0);
+
+	/* Inline to inline: new bytes, size, mtime; the generation moves. */
+	t_switch_init(sw, &f, &l0, d2, sizeof(d2));
+	memset(&out, 0xff, sizeof(out));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), 0);
+	CU_ASSERT_EQUAL(out.l_flags, NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(out.l_stripe_count, 0);
+	CU_ASSERT_EQUAL(out.l_gen, l0.l_gen + 1);
+	CU_ASSERT_EQUAL(a.a_size, sizeof(d2));
+	CU_ASSERT_EQUAL(a.a_blocks, 1);
+	CU_ASSERT_EQUAL(a.a_mtime.t_sec, 1700000100);
+	CU_ASSERT_EQUAL(a.a_mtime.t_nsec, 42);
+	CU_ASSERT(t_inline_is(&f, d2, sizeof(d2)));
+	l1 = out;
+	/* A writer that read the old generation, or thinks it packed: refused. */
+	t_switch_init(sw, &f, &l0, d3, sizeof(d3));
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	sw->ps_old.l_gen = l1.l_gen + 1;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	sw->ps_old = l1;
+	sw->ps_old.l_flags = NC_LAYOUT_PACKED;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	/* ... or that it had objects, of the same generation. */
+	sw->ps_old.l_flags = 0;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	/* Bad requests: bytes and size apart, too many, none behind the
+	 * length, inline and packed at once; no write permission. */
+	t_switch_init(sw, &f, &l1, d3, sizeof(d3));
+	sw->ps_size = sizeof(d3) + 1;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -EINVAL);
+	{
+		uint8_t *big = calloc(1, NC_INLINE_MAX + 1);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+		t_switch_init(sw, &f, &l1, big, NC_INLINE_MAX + 1);
+		CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -EINVAL);
+		free(big);
+	}
+	t_switch_init(sw, &f, &l1, NULL, sizeof(d3));
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -EINVAL);
+	t_switch_init(sw, &f, &l1, d3, sizeof(d3));
+	sw->ps_new.l_flags = NC_LAYOUT_INLINE | NC_LAYOUT_PACKED;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -EINVAL);
+	t_switch_init(sw, &f, &l1, d3, sizeof(d3));
+	sw->ps_cred = t_other;
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -EACCES);
+	CU_ASSERT(t_inline_is(&f, d2, sizeof(d2)));
+	CU_ASSERT_EQUAL(mds_ns_getlayout(t_ns, &f, &l), 0);
+	CU_ASSERT_EQUAL(l.l_gen, l1.l_gen);
+	/* To no bytes at all. */
+	t_switch_init(sw, &f, &l1, NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), 0);
+	CU_ASSERT_EQUAL(out.l_gen, l1.l_gen + 1);
+	CU_ASSERT_EQUAL(a.a_size, 0);
+	CU_ASSERT(t_inline_is(&f, NULL, 0));
+	l1 = out;
+
+	/* Inline to a pack extent: attached to its pack, no bytes inline. */
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc(t_ns, &t_rootc, &none, &t_osts, NULL, 0, &pl), 0);
+	t_switch_init(sw, &f, &l1, NULL, 0);
+	sw->ps_size = 300;
+	sw->ps_new.l_flags = NC_LAYOUT_PACKED;
+	sw->ps_new.l_pack_id = pl.l_pack_id;
+	sw->ps_new.l_pack_off = 4096;
+	sw->ps_new.l_pack_len = 300;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), 0);
+	CU_ASSERT_EQUAL(out.l_flags, NC_LAYOUT_PACKED);
+	CU_ASSERT_EQUAL(out.l_pack_id, pl.l_pack_id);
+	CU_ASSERT_EQUAL(out.l_pack_off, 4096);
+	CU_ASSERT_EQUAL(out.l_pack_len, 300);
+	CU_ASSERT_EQUAL(out.l_stripe_count, pl.l_stripe_count);
+	CU_ASSERT_EQUAL(a.a_size, 300);
+	CU_ASSERT(t_pack_usage(pl.l_pack_id, &live, &files));
+	CU_ASSERT_EQUAL(live, 300);
+	CU_ASSERT_EQUAL(files, 1);
+	{
+		uint8_t buf[64];
+
+		memset(buf, 0x5a, sizeof(buf));
+		CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, &l, buf),
+				0);
+		CU_ASSERT(l.l_flags & NC_LAYOUT_PACKED);
+		CU_ASSERT_FALSE(l.l_flags & NC_LAYOUT_INLINE);
+		CU_ASSERT_EQUAL(buf[0], 0x5a); /* no bytes: they are in the pack */
+	}
+	l2 = out;
+	/* The inline layout it had is gone. */
+	t_switch_init(sw, &f, &l1, d3, sizeof(d3));
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	CU_ASSERT(t_pack_usage(pl.l_pack_id, &live, &files));
+	CU_ASSERT_EQUAL(live, 300);
+
+	/* Back from the extent to inline bytes: the pack lets it go. */
+	t_switch_init(sw, &f, &l2, d3, sizeof(d3));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), 0);
+	CU_ASSERT_EQUAL(out.l_flags, NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(a.a_size, sizeof(d3));
+	CU_ASSERT(t_inline_is(&f, d3, sizeof(d3)));
+	CU_ASSERT(t_pack_usage(pl.l_pack_id, &live, &files));
+	CU_ASSERT_EQUAL(live, 0);
+	CU_ASSERT_EQUAL(files, 0);
+	/* ... once: the extent is no longer the file's. */
+	t_switch_init(sw, &f, &l2, d4, sizeof(d4));
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	CU_ASSERT(t_inline_is(&f, d3, sizeof(d3)));
+	/* The generation went on counting through the pack: the inline
+	 * layout read before the pack (l1) does not match the one after. */
+	CU_ASSERT(out.l_gen > l1.l_gen);
+	t_switch_init(sw, &f, &l1, d4, sizeof(d4));
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	CU_ASSERT(t_inline_is(&f, d3, sizeof(d3)));
+
+	/* A file with objects of its own switched to inline bytes: its
+	 * objects go to the destroy queue. */
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "g", S_IFREG | 0644, &g), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_ns_getlayout(t_ns, &g, &l0), 0);
+	CU_ASSERT_FATAL(l0.l_stripe_count > 0);
+	CU_ASSERT_FALSE(t_destroy_has(&g, NULL));
+	/* A writer that took it for inline bytes of that generation: refused. */
+	l = l0;
+	l.l_flags = NC_LAYOUT_INLINE;
+	l.l_stripe_count = 0;
+	t_switch_init(sw, &g, &l, d4, sizeof(d4));
+	CU_ASSERT_EQUAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), -NC_E_CHANGED);
+	CU_ASSERT_FALSE(t_destroy_has(&g, NULL));
+	t_switch_init(sw, &g, &l0, d4, sizeof(d4));
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_switch(t_ns, sw, &t_osts, &a, &out), 0);
+	CU_ASSERT_EQUAL(out.l_flags, NC_LAYOUT_INLINE);
+	CU_ASSERT_EQUAL(out.l_gen, l0.l_gen + 1);
+	CU_ASSERT(t_inline_is(&g, d4, sizeof(d4)));
+	CU_ASSERT(t_destroy_has(&g, &l));
+	CU_ASSERT_EQUAL(l.l_stripe_count, l0.l_stripe_count);
+
+	/* What the switches left survives a restart. */
+	t_reopen();
+	CU_ASSERT(t_inline_is(&f, d3, sizeof(d3)));
+	CU_ASSERT(t_inline_is(&g, d4, sizeof(d4)));
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), 0);
+	CU_ASSERT_EQUAL(a.a_mtime.t_sec, 1700000100);
+	free(sw);
+}
+
+/* Links, renames and unlinks of an inline file: its bytes go with the
+ * inode, and it leaves no objects to destroy. */
+static void test_inline_unlink(void)
+{
+	uint8_t data[300];
+	struct nc_fid f, d;
+	struct nc_attr a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_inline_fill(data, sizeof(data), 21);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "f", data, sizeof(data), &f, &a, NULL), 0);
+	CU_ASSERT_EQUAL(mds_ns_link(t_ns, &t_rootc, &f, &d, "g", &a), 0);
+	CU_ASSERT_EQUAL(a.a_nlink, 2);
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "f", false), 0);
+	CU_ASSERT_EQUAL(t_nlink(&f), 1);
+	CU_ASSERT(t_inline_is(&f, data, sizeof(data)));
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &d, "g", &t_root, "h", 0), 0);
+	CU_ASSERT(t_lookup_is(&t_root, "h", &f));
+	CU_ASSERT(t_inline_is(&f, data, sizeof(data)));
+	CU_ASSERT_EQUAL(mds_ns_unlink(t_ns, &t_rootc, &t_root, "h", false), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "h", &a), -ENOENT);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, NULL, NULL),
+			-ENOENT);
+	CU_ASSERT_FALSE(t_destroy_has(&f, NULL));
+	/* Renamed over: the file replaced goes the same way. */
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "x", data, 10, &f, &a, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "y", S_IFREG | 0644, &d), 0);
+	CU_ASSERT_EQUAL(t_rename(&t_rootc, &t_root, "y", &t_root, "x", 0), 0);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), -ENOENT);
+	CU_ASSERT_FALSE(t_destroy_has(&f, NULL));
+	CU_ASSERT(t_lookup_is(&t_root, "x", &d));
+}
+
+/* The INODES key of @f: its FID, big-endian. */
+static void t_fid_key(const struct nc_fid *f, uint8_t key[16])
+{
+	for (int i = 0; i < 8; i++) {
+		key[i] = (uint8_t)(f->f_seq >> (56 - 8 * i));
+		key[8 + i] = (uint8_t)(f->f_oid >> (56 - 8 * i));
+	}
+}
+
+static uint32_t t_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void t_put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * An inline file's record ends with its bytes (a u32 length, then them)
+ * and a template's with inline_max.  A length that is not the file's size
+ * (the bytes themselves whole) and an inline_max past NC_INLINE_MAX make
+ * the record corrupt.
+ */
+static void test_inline_corrupt(void)
+{
+	uint8_t data[10], key[16], rec[1024];
+	struct nc_fid f, g, h, d;
+	struct nc_layout t, out;
+	const void *v;
+	struct mds_txn *txn;
+	struct mds_db *db;
+	struct nc_attr a;
+	size_t vl;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	t_inline_fill(data, sizeof(data), 31);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "f", data, sizeof(data), &f, &a, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "g", data, sizeof(data), &g, &a, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create_inline(&t_root, "h", data, sizeof(data), &h, &a, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(t_create(&t_rootc, &t_root, "d", S_IFDIR | 0755, &d), 0);
+	memset(&t, 0, sizeof(t));
+	t.l_flags = NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_INLINE;
+	t.l_first_ost = NC_OST_ANY;
+	t.l_inline_max = NC_INLINE_MAX;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_setlayout(t_ns, &t_rootc, &d, &t, &t_osts, &out), 0);
+	mds_ns_close(t_ns);
+	t_ns = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mds_db_open(t_mdt, T_MAP_SIZE, &db), 0);
+	CU_ASSERT_EQUAL_FATAL(mds_db_txn_begin(db, false, &txn), 0);
+	/* f: 9 of its 10 bytes, a whole opaque of its own. */
+	t_fid_key(&f, key);
+	CU_ASSERT_EQUAL_FATAL(mds_db_get(txn, MDS_T_INODES, key, sizeof(key), &v, &vl), 0);
+	CU_ASSERT_FATAL(vl > 4 + sizeof(data) && vl < sizeof(rec));
+	memcpy(rec, v, vl);
+	CU_ASSERT_EQUAL_FATAL(t_le32(rec + vl - 4 - sizeof(data)), sizeof(data));
+	CU_ASSERT_EQUAL_FATAL(memcmp(rec + vl - sizeof(data), data, sizeof(data)), 0);
+	t_put_le32(rec + vl - 4 - sizeof(data), sizeof(data) - 1);
+	CU_ASSERT_EQUAL(mds_db_put(txn, MDS_T_INODES, key, sizeof(key), rec, vl - 1, false), 0);
+	/* g: 11 bytes. */
+	t_fid_key(&g, key);
+	CU_ASSERT_EQUAL_FATAL(mds_db_get(txn, MDS_T_INODES, key, sizeof(key), &v, &vl), 0);
+	CU_ASSERT_FATAL(vl > 4 + sizeof(data) && vl < sizeof(rec) - 1);
+	memcpy(rec, v, vl);
+	t_put_le32(rec + vl - 4 - sizeof(data), sizeof(data) + 1);
+	rec[vl] = 'x';
+	CU_ASSERT_EQUAL(mds_db_put(txn, MDS_T_INODES, key, sizeof(key), rec, vl + 1, false), 0);
+	/* d: its template's inline_max one past the limit. */
+	t_fid_key(&d, key);
+	CU_ASSERT_EQUAL_FATAL(mds_db_get(txn, MDS_T_INODES, key, sizeof(key), &v, &vl), 0);
+	CU_ASSERT_FATAL(vl > 4 && vl < sizeof(rec));
+	memcpy(rec, v, vl);
+	CU_ASSERT_EQUAL_FATAL(t_le32(rec + vl - 4), NC_INLINE_MAX);
+	t_put_le32(rec + vl - 4, NC_INLINE_MAX + 1);
+	CU_ASSERT_EQUAL(mds_db_put(txn, MDS_T_INODES, key, sizeof(key), rec, vl, false), 0);
+	CU_ASSERT_EQUAL(mds_db_txn_commit(txn), 0);
+	mds_db_close(db);
+
+	t_reopen();
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &f, &a), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_open_check(t_ns, &t_rootc, &f, NC_OPEN_READ, &a, NULL, NULL),
+			-NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_lookup(t_ns, &t_rootc, &t_root, "g", &a), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &g, &a), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_getattr(t_ns, &d, &a), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(mds_ns_getlayout(t_ns, &d, &out), -NC_E_CORRUPT);
+	/* The untouched one reads as it was. */
+	CU_ASSERT(t_inline_is(&h, data, sizeof(data)));
+}
+
 /* What a peer may put in a CREATE that no client sends: unknown flags and
  * an unknown file type are refused and leave no entry behind. */
 static void test_create_refuses_unknown(void)
 {
-	static const uint32_t bad_flags[] = { 0x8u, 0x80000000u, ~NC_CREATE_FLAGS };
+	static const uint32_t bad_flags[] = { 0x10u, 0x80000000u, ~NC_CREATE_FLAGS };
 	struct nc_create_req cq;
 	struct nc_layout l;
 	struct nc_attr a;
@@ -2661,6 +3294,13 @@ int main(void)
 		{ "changelog", test_changelog },
 		{ "reply records", test_reply_records },
 		{ "migration: abandoned ones expire", test_migrate_expire },
+		{ "inline files: directory templates", test_inline_template },
+		{ "inline files: create, open, restart", test_inline_create },
+		{ "inline files: sizes change only by a switch", test_inline_size },
+		{ "inline files: switches to, from and between inline bytes",
+		  test_inline_switch },
+		{ "inline files: link, rename, unlink", test_inline_unlink },
+		{ "inline files: corrupt records", test_inline_corrupt },
 	};
 	unsigned int failures;
 	CU_pSuite suite;

@@ -58,8 +58,11 @@
 #define PK_FLUSH_MS_DEFAULT 1000
 /* Packs one flush tries before it fails (each after the last lost one). */
 #define PK_WRITE_TRIES 3
-/* Inline bytes one PACK_COMMIT carries at most (NC_MAX_BODY bounds it). */
-#define PK_COMMIT_INLINE_BYTES (128u * 1024)
+/* What one PACK_COMMIT may take, counting each create's record at its
+ * largest (a full name, every group, its inline bytes): NC_MAX_BODY bounds
+ * the request, with room to spare. */
+#define PK_COMMIT_BODY_BYTES (NC_MAX_BODY - 16u * 1024)
+#define PK_CREATE_REC_MAX 520u
 
 struct cl_pend {
 	struct nc_fid p_fid;
@@ -501,7 +504,7 @@ static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 	for (;;) {
 		struct nc_call call;
 		uint32_t n = 0;
-		size_t inl = 0;
+		size_t body = 0;
 		bool more = false;
 
 		for (struct cl_pend *p = k->k_pends; p && n < NC_PACK_COMMIT_MAX; p = p->p_next) {
@@ -510,7 +513,8 @@ static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 			if (!p->p_placed || !p->p_new)
 				continue;
 			/* Inline bytes ride in the request: its body is bounded. */
-			if (p->p_inline && inl + p->p_len > PK_COMMIT_INLINE_BYTES && n) {
+			if (body + PK_CREATE_REC_MAX + (p->p_inline ? p->p_len : 0) >
+			    PK_COMMIT_BODY_BYTES) {
 				more = true;
 				continue;
 			}
@@ -527,10 +531,11 @@ static int pk_commit_new(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 				cq->cq_flags |= NC_CREATE_INLINE;
 				cq->cq_inline = p->p_data;
 				cq->cq_inline_len = (uint32_t)p->p_len;
-				inl += p->p_len;
+				body += p->p_len;
 			} else {
 				pk_extent(p, &cq->cq_layout);
 			}
+			body += PK_CREATE_REC_MAX;
 			batch[n++] = p;
 		}
 		if (n == 0 && !seal)

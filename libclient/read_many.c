@@ -8,7 +8,8 @@
  * layouts), then each file that lies in one chunk of one object - a packed
  * file, or any file smaller than a chunk - is one OBJ_READ, and all of the
  * window's reads are sent at once and land straight in the callers'
- * buffers; an inline file's bytes come with the LOOKUP_MANY reply itself.
+ * buffers; an inline file's bytes come with the LOOKUP_MANY reply itself
+ * (those a reply had no room for are asked for in another LOOKUP_MANY).
  * Whatever does not fit that path (larger files, a shard marked
  * stale, an OST that failed, a symbolic link, a file only this client
  * holds yet, an OST that timed out lately) is read by a pool of threads,
@@ -136,12 +137,15 @@ static bool rm_one_piece(const struct nc_attr_rep *rep, uint32_t len, struct nc_
 	return !(l->l_shards[ext->e_stripe].ls_flags & NC_SHARD_STALE);
 }
 
-/* Reads what it can of @w's entries; those it cannot go to @slow. */
-static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
-		     struct nacre_read_req **slow, size_t *nslow)
+/* Reads what it can of @w's entries; those it cannot go to @slow.  Returns
+ * how many inline files came without their bytes (the reply had no room
+ * left): they are moved to the front of @w for another LOOKUP_MANY. */
+static uint32_t rm_window_once(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
+			       struct nacre_read_req **slow, size_t *nslow)
 {
+	uint32_t redo[NC_LOOKUP_MANY_MAX];
+	uint32_t np = 0, nredo = 0;
 	struct nc_call call;
-	uint32_t np = 0;
 	int rc;
 
 	w->w_lm.lm_cred = fs->fs_cred;
@@ -157,7 +161,7 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		/* A server without it, or a failure: the slow path for all. */
 		for (uint32_t i = 0; i < n; i++)
 			slow[(*nslow)++] = w->w_req[i];
-		return;
+		return 0;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct nacre_read_req *r = w->w_req[i];
@@ -192,8 +196,12 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		}
 		if (e->le_rep.ar_has_layout && (e->le_rep.ar_layout.l_flags & NC_LAYOUT_INLINE)) {
 			/* The bytes came along (they point into the reply); a
-			 * reply that had no room left for them: open it. */
-			if (!e->le_rep.ar_inline_sent || e->le_rep.ar_inline_len != a->a_size) {
+			 * reply that had no room left for them: asked again. */
+			if (!e->le_rep.ar_inline_sent) {
+				redo[nredo++] = i;
+				continue;
+			}
+			if (e->le_rep.ar_inline_len != a->a_size) {
 				slow[(*nslow)++] = r;
 				continue;
 			}
@@ -235,6 +243,33 @@ static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
 		r->result = w->w_want[j];
 	}
 	cl_pieces_fini(w->w_pieces, (int)np);
+	/* In order, so no entry is overwritten before it moves. */
+	for (uint32_t k = 0; k < nredo; k++) {
+		struct nc_lookup_ent *e = &w->w_ents[redo[k]];
+
+		w->w_ents[k].le_parent = e->le_parent;
+		if (k != redo[k])
+			strcpy(w->w_ents[k].le_name, e->le_name);
+		w->w_req[k] = w->w_req[redo[k]];
+	}
+	return nredo;
+}
+
+/* A window, and again what its replies had no room for: every reply
+ * carries at least one file's inline bytes, so each round gets somewhere. */
+static void rm_window(struct nacre_fs *fs, struct rm_win *w, uint32_t n,
+		      struct nacre_read_req **slow, size_t *nslow)
+{
+	while (n) {
+		uint32_t again = rm_window_once(fs, w, n, slow, nslow);
+
+		if (again == n) {
+			for (uint32_t i = 0; i < n; i++)
+				slow[(*nslow)++] = w->w_req[i];
+			return;
+		}
+		n = again;
+	}
 }
 
 NACRE_API int nacre_read_many(struct nacre_fs *fs, struct nacre_read_req *reqs, size_t n,

@@ -487,7 +487,8 @@ class BindingsTest(FsTestCase):
 
     def test_read_many_inline(self):
         """Inline files' bytes come with the lookup; past the reply's 128 KiB
-        for them (more than 32 files of 4096 bytes), files are opened."""
+        for them (more than 32 files of 4096 bytes), they are asked for
+        again."""
         top = self.p("inline")
         self.fs.mkdir(top)
         sizes = [0, 1, 100, 4095] + [4096] * 48 + [4097, (1 << 20) + 5]

@@ -136,6 +136,9 @@ struct cl_packer {
 	uint64_t k_base;                /* pack offset of k_buf[0] */
 	size_t k_len;
 	unsigned int k_nplaced;
+	/* What the inline files placed take in a PACK_COMMIT: at a
+	 * request's worth the flusher commits them, as a full buffer is. */
+	size_t k_inline_bytes;
 	int64_t k_oldest_ms;            /* first placement not yet committed */
 	int64_t k_last_ms;              /* the last placement in the current pack */
 	bool k_flushing;                /* the buffer is being written */
@@ -671,6 +674,7 @@ static void pk_unplace_all(struct cl_packer *k)
 		}
 	k->k_len = 0;
 	k->k_nplaced = 0;
+	k->k_inline_bytes = 0;
 	k->k_retry_ms = nc_now_ms() + k->k_flush_ms;
 }
 
@@ -726,6 +730,9 @@ static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend
 		k->k_last_ms = nc_now_ms();
 		if (k->k_nplaced++ == 0)
 			k->k_oldest_ms = k->k_last_ms;
+		k->k_inline_bytes += PK_CREATE_REC_MAX + p->p_len;
+		if (k->k_inline_bytes >= PK_COMMIT_BODY_BYTES)
+			pthread_cond_signal(&k->k_cond);
 		return 0;
 	}
 	if (!k->k_has_pack) {
@@ -914,7 +921,8 @@ static void *pk_flusher(void *arg)
 		struct timespec ts;
 		int64_t now = nc_now_ms();
 
-		if ((k->k_nplaced && now >= k->k_oldest_ms + k->k_flush_ms) ||
+		if ((k->k_nplaced && (now >= k->k_oldest_ms + k->k_flush_ms ||
+				      k->k_inline_bytes >= PK_COMMIT_BODY_BYTES)) ||
 		    (k->k_requeue && !k->k_flushing && now >= k->k_retry_ms)) {
 			int rc = 0;
 

@@ -627,6 +627,15 @@ int nacre_pack_file(struct nacre_fs *fs, const struct nacre_fid *fid, uint32_t p
 int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids, size_t n,
 		     uint32_t pack_max, int *results);
 /**
+ * nacre_pack_files(), where the files of at most @inline_max bytes (at most
+ * NACRE_INLINE_MAX; 0: none) become inline files instead (their bytes kept
+ * in the MDT, see NACRE_LAYOUT_INLINE), as in a directory whose template
+ * says so.  Files already packed or inline stay as they are (0).
+ * @return as nacre_pack_files(); -EINVAL when @inline_max is too large.
+ */
+int nacre_pack_files_inline(struct nacre_fs *fs, const struct nacre_fid *fids, size_t n,
+			    uint32_t pack_max, uint32_t inline_max, int *results);
+/**
  * Compacts the sealed packs whose live fraction is below @threshold (0..1;
  * 0: 0.5): their files move to new packs, and the MDS destroys each emptied
  * pack after the grace period.  @moved and @freed (may be NULL) receive the

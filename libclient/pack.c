@@ -1659,7 +1659,8 @@ int cl_pack_switch_rpc(struct nacre_fs *fs, struct nc_pack_switch *sw, struct nc
  * is writing the file; nothing placed).
  */
 static int pk_move_place(struct nacre_fs *fs, const struct nc_fid *fid,
-			 const struct nc_attr *attr, const struct nc_layout *layout)
+			 const struct nc_attr *attr, const struct nc_layout *layout,
+			 uint32_t inline_max)
 {
 	struct cl_packer *k = fs->fs_pk;
 	struct cl_pend *p = calloc(1, sizeof(*p));
@@ -1697,6 +1698,7 @@ static int pk_move_place(struct nacre_fs *fs, const struct nc_fid *fid,
 	p->p_attr = *attr;          /* the mtime stays what it was */
 	p->p_old = *layout;
 	p->p_pack_max = (uint32_t)(p->p_len > NC_PACK_MAX_DEFAULT ? p->p_len : NC_PACK_MAX_DEFAULT);
+	p->p_inline_max = inline_max;
 	p->p_dirty = true;
 	p->p_move = true;
 	pthread_mutex_lock(&k->k_lock);
@@ -1760,7 +1762,7 @@ static void pk_moves_finish(struct nacre_fs *fs, const struct nc_fid *fids, cons
 /* Checks @fid and places it as a move when it should be packed:
  * *placed tells.  0 (placed, or already packed), or -errno. */
 static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint32_t pack_max,
-			    bool *placed)
+			    uint32_t inline_max, bool *placed)
 {
 	struct nc_layout layout;
 	struct nc_attr attr;
@@ -1788,13 +1790,20 @@ static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint3
 		return 0;
 	if (attr.a_size > pack_max)
 		return -EFBIG;
-	rc = pk_move_place(fs, fid, &attr, &layout);
+	rc = pk_move_place(fs, fid, &attr, &layout, inline_max);
 	*placed = rc == 0;
 	return rc;
 }
 
 NACRE_API int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids, size_t n,
 			       uint32_t pack_max, int *results)
+{
+	return nacre_pack_files_inline(fs, fids, n, pack_max, 0, results);
+}
+
+NACRE_API int nacre_pack_files_inline(struct nacre_fs *fs, const struct nacre_fid *fids,
+				      size_t n, uint32_t pack_max, uint32_t inline_max,
+				      int *results)
 {
 	struct nc_fid *f;
 	bool *placed;
@@ -1806,6 +1815,8 @@ NACRE_API int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids
 		return 0;
 	if (pack_max == 0)
 		pack_max = NC_PACK_MAX_DEFAULT;
+	if (inline_max > NC_INLINE_MAX)
+		return -EINVAL;
 	rc = cl_pack_sync(fs);
 	if (rc)
 		return rc;
@@ -1821,7 +1832,7 @@ NACRE_API int nacre_pack_files(struct nacre_fs *fs, const struct nacre_fid *fids
 	for (size_t i = 0; i < n; i++) {
 		f[i].f_seq = fids[i].seq;
 		f[i].f_oid = fids[i].oid;
-		results[i] = pk_convert_place(fs, &f[i], pack_max, &placed[i]);
+		results[i] = pk_convert_place(fs, &f[i], pack_max, inline_max, &placed[i]);
 	}
 	pk_moves_finish(fs, f, placed, n, results);
 	free(f);
@@ -1881,7 +1892,7 @@ static int pk_gc_pack(struct nacre_fs *fs, uint64_t id, struct nc_pack_files *pf
 			if (!r && (!(layout.l_flags & NC_LAYOUT_PACKED) || layout.l_pack_id != id))
 				continue; /* moved meanwhile */
 			if (!r)
-				r = pk_move_place(fs, &after, &attr, &layout);
+				r = pk_move_place(fs, &after, &attr, &layout, 0);
 			if (r == -EBUSY)
 				continue; /* being written here: it leaves on its own */
 			if (r)

@@ -155,6 +155,9 @@ void cli_format_human(uint64_t bytes, char *buf, size_t len);
 int cli_parse_pack_max(const char *s, uint32_t *out);
 /* The message for a --pack-max that cli_parse_pack_max() refused. */
 int cli_pack_max_err(const struct cli_ctx *ctx, const char *arg);
+/* --inline-max: 0 to NACRE_INLINE_MAX bytes, K suffix. */
+int cli_parse_inline_max(const char *s, uint32_t *out);
+int cli_inline_max_err(const struct cli_ctx *ctx, const char *arg);
 
 /* The largest file the directory template @l packs (its pack_max, 0 read
  * as NACRE_PACK_MAX_DEFAULT), or 0 when it does not pack. */
@@ -165,16 +168,22 @@ uint32_t cli_template_pack_max(const struct nacre_layout *l);
  * pack_max cleared too.  The rest of the template is untouched. */
 void cli_template_set_pack(struct nacre_layout *l, bool on, uint32_t pack_max);
 
+/* No --inline-max given: a directory keeps its own. */
+#define CLI_INLINE_KEEP UINT32_MAX
+
 /*
  * Turns packing on for the new files of directory @dir as `nacre setstripe
- * --pack [--pack-max SIZE]` does (@pack_max 0: keep the directory's own),
- * leaving the rest of its template as it is; nothing is sent when packing
- * is already on with that limit.  *@eff receives the pack_max the MDS now
- * holds.  0, a libnacre error, or -EOPNOTSUPP when the MDS did not keep
- * packing on (it predates packing).
+ * --pack [--pack-max SIZE] [--inline-max SIZE]` does (@pack_max 0 and
+ * @inline_max CLI_INLINE_KEEP: keep the directory's own), leaving the rest
+ * of its template as it is; nothing is sent when packing is already on
+ * with those limits.  *@eff and *@eff_inline receive the pack_max and
+ * inline_max (0: none) the MDS now holds.  0, a libnacre error, or
+ * -EOPNOTSUPP when the MDS did not keep packing on (it predates packing)
+ * or the inline limit asked for.
  */
 int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
-		    uint32_t pack_max, uint32_t *eff);
+		    uint32_t pack_max, uint32_t inline_max, uint32_t *eff,
+		    uint32_t *eff_inline);
 
 /* ---- cli_util.c: JSON ---- */
 

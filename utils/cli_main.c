@@ -71,7 +71,7 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_name = "pack",
 		.cc_fn = cmd_pack,
 		.cc_summary = "move small files into packs, compact packs, show them",
-		.cc_usage = "[convert] [--pack-max SIZE] [-v] [--json] PATH...\n"
+		.cc_usage = "[convert] [--pack-max SIZE] [--inline-max SIZE] [-v] [--json] PATH...\n"
 			"       nacre pack gc [--threshold F] [--json] [PATH]\n"
 			"       nacre pack stats [-v] [--json] [PATH]",
 		.cc_help =
@@ -81,6 +81,8 @@ static const struct cli_cmd cli_cmds[] = {
 			"                        convert DIR; reach a directory named like a\n"
 			"                        subcommand as ./NAME)\n"
 			"    --pack-max SIZE     the largest file to pack, 1 byte to 64M\n"
+			"    --inline-max SIZE   the largest file to make inline, 0 to 4K (its\n"
+			"                        directories keep theirs when not given)\n"
 			"    -v, --verbose       also one line per file\n"
 			"  gc                    move the files of sealed packs whose live\n"
 			"                        fraction is below F to new packs; the MDS\n"

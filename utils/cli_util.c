@@ -224,6 +224,22 @@ int cli_parse_pack_max(const char *s, uint32_t *out)
 	return 0;
 }
 
+int cli_parse_inline_max(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_size(s, &v) || v > NACRE_INLINE_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_inline_max_err(const struct cli_ctx *ctx, const char *arg)
+{
+	return cli_usage_err(ctx, "invalid inline max '%s' (0 to %u bytes, K suffix; 0: none)",
+			     arg, NACRE_INLINE_MAX);
+}
+
 int cli_pack_max_err(const struct cli_ctx *ctx, const char *arg)
 {
 	return cli_usage_err(ctx, "invalid pack max '%s' (1 to 64M bytes, K or M suffix)",
@@ -253,8 +269,15 @@ void cli_template_set_pack(struct nacre_layout *l, bool on, uint32_t pack_max)
 		l->pack_max = pack_max;
 }
 
+/* A directory template's inline limit: 0 when it keeps no file inline. */
+static uint32_t cli_template_inline_max(const struct nacre_layout *l)
+{
+	return cli_template_pack_max(l) && (l->flags & NACRE_LAYOUT_INLINE) ? l->inline_max : 0;
+}
+
 int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
-		    uint32_t pack_max, uint32_t *eff)
+		    uint32_t pack_max, uint32_t inline_max, uint32_t *eff,
+		    uint32_t *eff_inline)
 {
 	struct nacre_layout cur, l;
 	int rc;
@@ -263,16 +286,29 @@ int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
 	if (rc)
 		return rc;
 	if (cli_template_pack_max(&cur) &&
-	    (!pack_max || cur.pack_max == pack_max)) {
+	    (!pack_max || cur.pack_max == pack_max) &&
+	    (inline_max == CLI_INLINE_KEEP || cli_template_inline_max(&cur) == inline_max)) {
 		*eff = cli_template_pack_max(&cur);
+		*eff_inline = cli_template_inline_max(&cur);
 		return 0;
 	}
 	/* The template as it is, less what only a file's layout has. */
 	l = cur;
 	l.shard_count = 0;
 	l.pack_id = l.pack_off = l.pack_len = 0;
-	l.flags &= NACRE_LAYOUT_PACK;
+	l.flags &= NACRE_LAYOUT_PACK | NACRE_LAYOUT_POOL | NACRE_LAYOUT_INLINE;
+	if (!(l.flags & NACRE_LAYOUT_PACK))
+		l.flags &= ~NACRE_LAYOUT_INLINE;
 	cli_template_set_pack(&l, true, pack_max);
+	if (inline_max != CLI_INLINE_KEEP) {
+		l.inline_max = inline_max;
+		if (inline_max)
+			l.flags |= NACRE_LAYOUT_INLINE;
+		else
+			l.flags &= ~NACRE_LAYOUT_INLINE;
+	}
+	if (!(l.flags & NACRE_LAYOUT_INLINE))
+		l.inline_max = 0;
 	rc = nacre_setlayout_fid(fs, NULL, dir, &l);
 	if (rc)
 		return rc;
@@ -281,9 +317,11 @@ int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
 	rc = nacre_getlayout_fid(fs, dir, &cur);
 	if (rc)
 		return rc;
-	if (!cli_template_pack_max(&cur))
+	if (!cli_template_pack_max(&cur) ||
+	    (inline_max != CLI_INLINE_KEEP && cli_template_inline_max(&cur) != inline_max))
 		return -EOPNOTSUPP;
 	*eff = cli_template_pack_max(&cur);
+	*eff_inline = cli_template_inline_max(&cur);
 	return 0;
 }
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nacre pack [convert] [--pack-max SIZE] [-v] PATH...
+ * nacre pack [convert] [--pack-max SIZE] [--inline-max SIZE] [-v] PATH...
  *
  * moves existing small files into packs in place (nacre_pack_file()): each
  * regular file PATH, and every regular file below each directory PATH,
  * whose directories are made to pack their new files as well (as
- * `setstripe --pack`).  The tree is walked by FID (nacre_readdir_fid()),
+ * `setstripe --pack`); with --inline-max, or in directories whose template
+ * keeps files inline, the smallest become inline files instead.  The tree is walked by FID (nacre_readdir_fid()),
  * with or without a mount, never following symbolic links, with a stack of
  * directories still to visit rather than recursion, so that depth costs
  * heap, not C stack.  `nacre pack DIR` is `nacre pack convert DIR`
@@ -28,11 +29,13 @@
 enum {
 	PACK_OPT_VERBOSE = 'v',
 	PACK_OPT_PACK_MAX = 0x200,
+	PACK_OPT_INLINE_MAX,
 };
 
 /* What became of one file; the order of conv_result_names[]. */
 enum conv_result {
 	CONV_PACKED,            /* moved into a pack now */
+	CONV_INLINE,            /* made inline now */
 	CONV_ALREADY,           /* packed before */
 	CONV_TOO_LARGE,         /* larger than the limit: left as it is */
 	CONV_BUSY,              /* changed while it was read: left as it is */
@@ -42,10 +45,10 @@ enum conv_result {
 
 /* The JSON keys and values, and the words of the text report. */
 static const char *const conv_result_names[CONV_NRESULTS] = {
-	"packed", "already_packed", "too_large", "busy", "errors",
+	"packed", "inline", "already_packed", "too_large", "busy", "errors",
 };
 static const char *const conv_result_words[CONV_NRESULTS] = {
-	"packed", "already packed", "too large", "busy", "error",
+	"packed", "inline", "already packed", "too large", "busy", "error",
 };
 
 /* One run of pack convert over all its PATHs. */
@@ -53,6 +56,7 @@ struct conv_run {
 	struct cli_ctx *cr_ctx;
 	bool cr_verbose;
 	uint32_t cr_pack_max;           /* --pack-max; 0 when not given */
+	uint32_t cr_inline_max;         /* --inline-max; CLI_INLINE_KEEP when not */
 	uint64_t cr_count[CONV_NRESULTS];
 	uint64_t cr_dirs;               /* directories that now pack */
 	unsigned int cr_opened;         /* PATHs found */
@@ -154,14 +158,20 @@ static void conv_too_large(struct conv_run *cr, struct nacre_fs *fs,
 	}
 }
 
-/* Counts and tells what nacre_pack_files() answered for @fid. */
+/* Counts and tells what nacre_pack_files_inline() answered for @fid; with
+ * @inline_max, a file moved is asked whether it went inline. */
 static void conv_outcome(struct conv_run *cr, struct nacre_fs *fs,
 			 const struct nacre_fid *fid, const char *path,
-			 uint32_t pack_max, int rc)
+			 uint32_t pack_max, uint32_t inline_max, int rc)
 {
+	struct nacre_layout l;
+
 	if (rc == -ENOENT && conv_is_gone(fs, fid))
 		return;
-	if (rc == 0)
+	if (rc == 0 && inline_max && !nacre_getlayout_fid(fs, fid, &l) &&
+	    (l.flags & NACRE_LAYOUT_INLINE))
+		conv_note(cr, path, CONV_INLINE, NULL, NULL);
+	else if (rc == 0)
 		conv_note(cr, path, CONV_PACKED, NULL, NULL);
 	else if (rc == -EFBIG)
 		conv_too_large(cr, fs, fid, path, pack_max);
@@ -175,13 +185,13 @@ static void conv_outcome(struct conv_run *cr, struct nacre_fs *fs,
 
 /*
  * Moves the regular files @fids[0..n) (named @paths) into packs when at
- * most @pack_max bytes (0: the library's default), in one
- * nacre_pack_files() call: their bytes are written and committed a pack
- * buffer at a time, not a file at a time.
+ * most @pack_max bytes (0: the library's default), inline when at most
+ * @inline_max, in one nacre_pack_files_inline() call: their bytes are
+ * written and committed a pack buffer at a time, not a file at a time.
  */
 static void conv_files(struct conv_run *cr, struct nacre_fs *fs,
 		       const struct nacre_fid *fids, char *const *paths, size_t n,
-		       uint32_t pack_max)
+		       uint32_t pack_max, uint32_t inline_max)
 {
 	struct nacre_fid *todo = calloc(n ? n : 1, sizeof(*todo));
 	size_t *idx = calloc(n ? n : 1, sizeof(*idx));
@@ -200,20 +210,21 @@ static void conv_files(struct conv_run *cr, struct nacre_fs *fs,
 		/* The library answers 0 for both moved and already packed; the
 		 * layout tells them apart. */
 		rc = nacre_getlayout_fid(fs, &fids[i], &l);
-		if (!rc && (l.flags & NACRE_LAYOUT_PACKED)) {
+		if (!rc && (l.flags & (NACRE_LAYOUT_PACKED | NACRE_LAYOUT_INLINE))) {
 			conv_note(cr, paths[i], CONV_ALREADY, NULL, NULL);
 			continue;
 		}
 		if (rc) {
-			conv_outcome(cr, fs, &fids[i], paths[i], pack_max, rc);
+			conv_outcome(cr, fs, &fids[i], paths[i], pack_max, 0, rc);
 			continue;
 		}
 		todo[m] = fids[i];
 		idx[m++] = i;
 	}
-	rc = m ? nacre_pack_files(fs, todo, m, pack_max, res) : 0;
+	rc = m ? nacre_pack_files_inline(fs, todo, m, pack_max, inline_max, res) : 0;
 	for (size_t j = 0; j < m; j++)
-		conv_outcome(cr, fs, &todo[j], paths[idx[j]], pack_max, rc ? rc : res[j]);
+		conv_outcome(cr, fs, &todo[j], paths[idx[j]], pack_max, inline_max,
+			     rc ? rc : res[j]);
 out_free:
 	free(todo);
 	free(idx);
@@ -288,7 +299,8 @@ static void conv_stack_free(struct conv_stack *st)
  * pushed. */
 static void conv_entries(struct conv_run *cr, struct nacre_fs *fs,
 			 const char *dir, const struct nacre_dirent *ents,
-			 int n, uint32_t pack_max, struct conv_stack *st)
+			 int n, uint32_t pack_max, uint32_t inline_max,
+			 struct conv_stack *st)
 {
 	struct nacre_fid fids[PACK_READDIR_BATCH];
 	char *paths[PACK_READDIR_BATCH];
@@ -319,7 +331,7 @@ static void conv_entries(struct conv_run *cr, struct nacre_fs *fs,
 		}
 	}
 	/* The files of this batch of entries move together. */
-	conv_files(cr, fs, fids, paths, nf, pack_max);
+	conv_files(cr, fs, fids, paths, nf, pack_max, inline_max);
 	while (nf > 0)
 		free(paths[--nf]);
 }
@@ -333,13 +345,14 @@ static void conv_dir(struct conv_run *cr, struct nacre_fs *fs,
 		     const struct conv_dir *d, struct nacre_dirent *ents,
 		     struct conv_stack *st)
 {
-	uint32_t pack_max = cr->cr_pack_max;
+	uint32_t pack_max = cr->cr_pack_max, inline_max = 0;
 	size_t from = st->cs_n;
 	uint64_t cookie = 0;
 	bool eof = false;
 	int n, rc;
 
-	rc = cli_dir_pack_on(fs, &d->cd_fid, cr->cr_pack_max, &pack_max);
+	rc = cli_dir_pack_on(fs, &d->cd_fid, cr->cr_pack_max, cr->cr_inline_max, &pack_max,
+			     &inline_max);
 	if (rc == -ENOENT && conv_is_gone(fs, &d->cd_fid))
 		return;
 	if (rc == -EOPNOTSUPP)
@@ -357,7 +370,7 @@ static void conv_dir(struct conv_run *cr, struct nacre_fs *fs,
 				conv_dir_fail(cr, d->cd_path, nacre_strerror(n));
 			break;
 		}
-		conv_entries(cr, fs, d->cd_path, ents, n, pack_max, st);
+		conv_entries(cr, fs, d->cd_path, ents, n, pack_max, inline_max, st);
 		if (n == 0)
 			break;
 		cookie = ents[n - 1].cookie;
@@ -404,7 +417,8 @@ static void conv_path(struct conv_run *cr, const char *path)
 	if (S_ISREG(t.tg_st.mode)) {
 		char *name = (char *)path;      /* only read */
 
-		conv_files(cr, t.tg_fs, &t.tg_fid, &name, 1, cr->cr_pack_max);
+		conv_files(cr, t.tg_fs, &t.tg_fid, &name, 1, cr->cr_pack_max,
+			   cr->cr_inline_max == CLI_INLINE_KEEP ? 0 : cr->cr_inline_max);
 	}
 	else if (S_ISDIR(t.tg_st.mode))
 		conv_tree(cr, t.tg_fs, &t.tg_fid, path);
@@ -450,6 +464,7 @@ int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "verbose", no_argument, NULL, PACK_OPT_VERBOSE },
 		{ "pack-max", required_argument, NULL, PACK_OPT_PACK_MAX },
+		{ "inline-max", required_argument, NULL, PACK_OPT_INLINE_MAX },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conv_run cr;
@@ -457,6 +472,7 @@ int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv)
 
 	memset(&cr, 0, sizeof(cr));
 	cr.cr_ctx = ctx;
+	cr.cr_inline_max = CLI_INLINE_KEEP;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		if (c == PACK_OPT_VERBOSE) {
 			cr.cr_verbose = true;
@@ -465,6 +481,11 @@ int cmd_pack_convert(struct cli_ctx *ctx, int argc, char **argv)
 		if (c == PACK_OPT_PACK_MAX) {
 			if (cli_parse_pack_max(optarg, &cr.cr_pack_max))
 				return cli_pack_max_err(ctx, optarg);
+			continue;
+		}
+		if (c == PACK_OPT_INLINE_MAX) {
+			if (cli_parse_inline_max(optarg, &cr.cr_inline_max))
+				return cli_inline_max_err(ctx, optarg);
 			continue;
 		}
 		rc = cli_opt_common(ctx, c == 'h' ? CLI_OPT_HELP : c, argv);

@@ -434,12 +434,8 @@ static int setstripe_parse_ec(struct cli_ctx *ctx, const char *arg,
 static int setstripe_parse_inline_max(struct cli_ctx *ctx, const char *arg,
 				      struct stripe_req *req)
 {
-	uint64_t v;
-
-	if (cli_parse_size(arg, &v) || v > NACRE_INLINE_MAX)
-		return cli_usage_err(ctx, "invalid inline max '%s' (0 to %u bytes, K suffix; 0: "
-				     "none)", arg, NACRE_INLINE_MAX);
-	req->sr_inline_max = (uint32_t)v;
+	if (cli_parse_inline_max(arg, &req->sr_inline_max))
+		return cli_inline_max_err(ctx, arg);
 	req->sr_has_inline_max = true;
 	return CLI_OPT_CONTINUE;
 }

@@ -733,7 +733,7 @@ run_test 17 "nacre pack DIR packs a tree of small files in place, and its direct
 
 test_18()
 {
-	local json
+	local json rc
 	mkdata "$WORK/one" 5000 1801
 	cp "$WORK/one" "$MNT/one"
 	# Larger than --pack-max: left as it is, and no failure.
@@ -748,7 +748,7 @@ test_18()
 	python3 - "$json" <<'PYEOF'
 import json, sys
 d = json.loads(sys.argv[1])
-want = {"packed": 1, "already_packed": 0, "too_large": 0, "busy": 0,
+want = {"packed": 1, "inline": 0, "already_packed": 0, "too_large": 0, "busy": 0,
         "errors": 0, "directories": 0}
 assert d == want, d
 PYEOF
@@ -776,8 +776,29 @@ PYEOF
 	assert_eq "$("$NACRE" getstripe --json "$MNT/mds1/sub/one" | jget 'd["packed"]')" "true" \
 		"a file converted without a mount"
 	cmp_uncached "$WORK/one" "$MNT/mds1/sub/one"
+	# --inline-max: what fits becomes inline (its directory keeps its
+	# bytes in the MDT from now on too), the rest is packed.
+	mkdir "$MNT/inl"
+	mkdata "$WORK/tiny" 3000 1802
+	cp "$WORK/tiny" "$MNT/inl/tiny"
+	cp "$WORK/one" "$MNT/inl/one"
+	"$NACRE" pack -v --inline-max 4k "$MNT/inl" > "$WORK/inl.txt"
+	cat "$WORK/inl.txt"
+	grep -xF "$MNT/inl/tiny: inline" "$WORK/inl.txt" > /dev/null
+	grep -xF "$MNT/inl/one: packed" "$WORK/inl.txt" > /dev/null
+	grep -xE "inline: +1" "$WORK/inl.txt" > /dev/null
+	assert_eq "$("$NACRE" getstripe --json "$MNT/inl/tiny" "$MNT/inl/one" "$MNT/inl" |
+		jget '[d[0]["inline"], d[1]["inline"], d[1]["packed"], d[2]["inline_max"]]')" \
+		"[true, false, true, 4096]" "kinds after --inline-max"
+	cmp_uncached "$WORK/tiny" "$MNT/inl/tiny"
+	cmp_uncached "$WORK/one" "$MNT/inl/one"
+	rc=0
+	"$NACRE" pack --inline-max 5k "$MNT/inl" 2> "$WORK/inl.err" || rc=$?
+	assert_eq "$rc" "2" "status of --inline-max 5k"
+	assert_eq "$(cat "$WORK/inl.err")" \
+		"nacre pack convert: invalid inline max '5k' (0 to 4096 bytes, K suffix; 0: none)"
 }
-run_test 18 "nacre pack convert FILE, --json and --pack-max" test_18
+run_test 18 "nacre pack convert FILE, --json, --pack-max and --inline-max" test_18
 
 GC_MNT=""
 GC_PID=""

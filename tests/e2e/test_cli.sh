@@ -795,6 +795,14 @@ PYEOF
 	rc=0
 	"$NACRE" pack --inline-max 5k "$MNT/inl" 2> "$WORK/inl.err" || rc=$?
 	assert_eq "$rc" "2" "status of --inline-max 5k"
+	# Turning packing on keeps the rest of a directory's default: its pool.
+	"$NACRE" pool create cvpool "$MNT" > /dev/null
+	"$NACRE" pool add cvpool 0 1 "$MNT" > /dev/null
+	mkdir "$MNT/inpool"
+	"$NACRE" setstripe -p cvpool "$MNT/inpool"
+	"$NACRE" pack "$MNT/inpool" > /dev/null
+	assert_eq "$("$NACRE" getstripe --json "$MNT/inpool" | jget '[d["pack"], d["pool"]]')" \
+		'[true, "cvpool"]' "a pool directory converted"
 	assert_eq "$(cat "$WORK/inl.err")" \
 		"nacre pack convert: invalid inline max '5k' (0 to 4096 bytes, K suffix; 0: none)"
 }

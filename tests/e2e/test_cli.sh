@@ -966,7 +966,7 @@ test_20()
 	# Help.
 	"$NACRE" help pack > "$WORK/help-pack.txt"
 	cat "$WORK/help-pack.txt"
-	grep -xF "usage: nacre pack [convert] [--pack-max SIZE] [-v] [--json] PATH..." \
+	grep -xF "usage: nacre pack [convert] [--pack-max SIZE] [--inline-max SIZE] [-v] [--json] PATH..." \
 		"$WORK/help-pack.txt" > /dev/null
 	grep -xF "       nacre pack gc [--threshold F] [--json] [PATH]" "$WORK/help-pack.txt" > /dev/null
 	"$NACRE" pack --help | cmp - "$WORK/help-pack.txt"

@@ -203,14 +203,21 @@ test_5()
 }
 run_test 5 "a client killed after fsync keeps what it synced" test_5
 
-test_6()
-{
-	# Restart every daemon: the packs and their files are intact.
-	pack_umount
+# restart_all: the MDS, then every OSS, each stopped and started again.
+restart_all() {
+	local i
+
 	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null
 	for i in $(seq 0 $((NOST - 1))); do
 		"$CLUSTER" restart oss "$i" --dir "$CDIR" >/dev/null
 	done
+}
+
+test_6()
+{
+	# Restart every daemon: the packs and their files are intact.
+	pack_umount
+	restart_all
 	drop_caches || true
 	retry 30 same_tree "$WORK/src1" "$MNT/t1"
 	pack_mount
@@ -572,10 +579,7 @@ test_11()
 	inl+=(synced)
 	# Restart every daemon: the inline files are intact.
 	pack_umount
-	"$CLUSTER" restart mds --dir "$CDIR" >/dev/null
-	for i in $(seq 0 $((NOST - 1))); do
-		"$CLUSTER" restart oss "$i" --dir "$CDIR" >/dev/null
-	done
+	restart_all
 	drop_caches || true
 	retry 30 same_tree "$e" "$MNT/t11"
 	same_tree "$WORK/e11m" "$MNT/t11m"

@@ -127,7 +127,10 @@ struct nacre_file {
 	int f_wb_err;                   /* a failed flush, reported once */
 	atomic_bool f_wb_pending;       /* the buffer holds data (a hint) */
 	struct cl_pend *f_pend;         /* a packed file held here (pack.c) */
-	uint8_t *f_inline;              /* an inline file's bytes (f_size of them) */
+	/* An inline file's bytes, f_inline_len of them: the size at open.  A
+	 * truncation here may move f_size since; past the bytes are zeros. */
+	uint8_t *f_inline;
+	uint32_t f_inline_len;
 	struct cl_ra *f_ra;             /* readahead (readahead.c); under f_lock */
 	struct nacre_file *f_next, *f_prev;
 };

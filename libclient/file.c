@@ -208,6 +208,7 @@ static int open_inline(struct nacre_fs *fs, const struct nc_cred *cred, struct n
 		return rc;
 	}
 	f->f_inline = buf;
+	f->f_inline_len = (uint32_t)attr->a_size;
 	f->f_layout = *layout;
 	f->f_size = attr->a_size;
 	f->f_open_attr = *attr;
@@ -692,13 +693,25 @@ static ssize_t file_pread(struct nacre_file *f, void *buf, size_t len, off_t off
 	if (f->f_pend)
 		return cl_pend_read(f->f_fs, f->f_pend, buf, len, (uint64_t)off);
 	if (f->f_inline) {
-		/* Its bytes came with the open; the size is theirs until the
-		 * next open. */
-		if (off < 0 || (uint64_t)off >= f->f_size)
+		/* Its bytes came with the open.  A truncation through this
+		 * client moves the size: never read past the bytes (zeros
+		 * there, as a truncation up gives). */
+		size_t have = 0;
+
+		pthread_mutex_lock(&f->f_lock);
+		size = f->f_size;
+		pthread_mutex_unlock(&f->f_lock);
+		if ((uint64_t)off >= size)
 			return 0;
-		if (len > f->f_size - (uint64_t)off)
-			len = (size_t)(f->f_size - (uint64_t)off);
-		memcpy(buf, f->f_inline + off, len);
+		if (len > size - (uint64_t)off)
+			len = (size_t)(size - (uint64_t)off);
+		if (len > SSIZE_MAX)
+			len = SSIZE_MAX;
+		if ((uint64_t)off < f->f_inline_len)
+			have = f->f_inline_len - (size_t)off < len ? f->f_inline_len - (size_t)off :
+								      len;
+		memcpy(buf, f->f_inline + off, have);
+		memset((char *)buf + have, 0, len - have);
 		return (ssize_t)len;
 	}
 	if (f->f_layout.l_flags & NC_LAYOUT_PACKED) {

@@ -727,9 +727,9 @@ static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend
 		 * the pend, which no one changes while it is placed. */
 		p->p_placed = true;
 		p->p_replace = false;
-		k->k_last_ms = nc_now_ms();
+		/* (k_last_ms is the pack's: an inline file keeps no pack open.) */
 		if (k->k_nplaced++ == 0)
-			k->k_oldest_ms = k->k_last_ms;
+			k->k_oldest_ms = nc_now_ms();
 		k->k_inline_bytes += PK_CREATE_REC_MAX + p->p_len;
 		if (k->k_inline_bytes >= PK_COMMIT_BODY_BYTES)
 			pthread_cond_signal(&k->k_cond);

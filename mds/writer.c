@@ -222,6 +222,7 @@ static bool writer_op_grows(uint16_t opcode)
 	case NC_OP_XATTR_SET:
 	case NC_OP_FID_GRANT:
 	case NC_OP_PACK_ALLOC:
+	case NC_OP_PACK_COMMIT:
 	case NC_OP_PACK_SWITCH:
 	case NC_OP_MIGRATE:
 	case NC_OP_POOL:
@@ -263,6 +264,20 @@ static bool writer_mdt_full(struct mds_server *mds, uint64_t *left, uint64_t *ma
  */
 #define WRITER_OP_BYTES (64u << 10)
 
+/* What @req may add to the map: the bound above, and twice what it
+ * carries for the requests that store what they carry (inline files'
+ * bytes, in records that spill onto overflow pages, copied on write). */
+static uint64_t writer_op_bytes(const struct nc_req *req)
+{
+	switch (req->rq_hdr.mh_opcode) {
+	case NC_OP_PACK_COMMIT:
+	case NC_OP_PACK_SWITCH:
+		return WRITER_OP_BYTES + 2ull * req->rq_hdr.mh_body_len;
+	default:
+		return WRITER_OP_BYTES;
+	}
+}
+
 /* Runs the first requests of @reqs (@n > 0) in one batch, as many as the
  * map has room for, and replies once it is durable.  Returns how many it
  * took. */
@@ -278,7 +293,9 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 	rc = mds_ns_batch_begin(mds->ms_ns);
 	if (!rc) {
 		for (i = 0; i < n; i++) {
-			if (i > 0 && budget < WRITER_OP_BYTES)
+			uint64_t cost = writer_op_bytes(reqs[i]);
+
+			if (i > 0 && budget < cost)
 				break;  /* the rest go into the next batch */
 			/* Refused before it runs: nothing to commit or undo.  A
 			 * resend is not: it may have been executed before, and
@@ -289,7 +306,7 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 				continue;
 			}
 			mds_handle_op(mds, reqs[i]);
-			budget -= budget < WRITER_OP_BYTES ? budget : WRITER_OP_BYTES;
+			budget -= budget < cost ? budget : cost;
 		}
 		rc = mds_ns_batch_end(mds->ms_ns);
 		if (rc)

@@ -2826,6 +2826,26 @@ static void test_inline_read_many(void)
 	check_file(fs2, paths[30], data[30], 300);
 	CU_ASSERT(is_inline(fs2, paths[30]));
 
+	/* A reader's handle keeps the bytes it opened; a truncation to 1 MiB
+	 * through the same client moves its size: zeros past the bytes,
+	 * never what lies past them in memory. */
+	{
+		enum { BIG = 1 << 20, RD = 64 * 1024 };
+		uint8_t *rd = malloc(RD);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fs, paths[30], O_RDONLY, 0, &f), 0);
+		CU_ASSERT_EQUAL(nacre_truncate(fs, paths[30], BIG), 0);
+		memset(rd, 0xee, RD);
+		CU_ASSERT_EQUAL(nacre_pread(f, rd, RD, 0), RD);
+		CU_ASSERT(memcmp(rd, data[30], 300) == 0);
+		CU_ASSERT(rd[300] == 0 && rd[RD - 1] == 0 && memcmp(rd + 300, rd + 301, RD - 301) == 0);
+		CU_ASSERT_EQUAL(nacre_pread(f, rd, RD, BIG - 10), 10);
+		CU_ASSERT_EQUAL(nacre_pread(f, rd, RD, BIG), 0);
+		CU_ASSERT_EQUAL(nacre_close(f), 0);
+		free(rd);
+	}
+
 	nacre_disconnect(fs2);
 	for (int i = 0; i < INL_N; i++) {
 		CU_ASSERT_EQUAL(nacre_unlink(fs, paths[i]), 0);

@@ -144,6 +144,9 @@ struct nc_layout {
 /* Template: l_inline_max says which small files are inline; file: its
  * bytes are inline, in its MDT record (1.8). */
 #define NC_LAYOUT_INLINE 0x20u
+/* File: its bytes are not in objects of its own (a pack's extent, or
+ * inline); its size changes only by a switch to new bytes. */
+#define NC_LAYOUT_SMALL (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)
 #define NC_LAYOUT_FLAGS (NC_LAYOUT_TEMPLATE | NC_LAYOUT_PACK | NC_LAYOUT_PACKED | \
 			 NC_LAYOUT_POOL | NC_LAYOUT_OBJFID | NC_LAYOUT_INLINE)
 /* The most bytes a file may keep inline: one page, so that an inode

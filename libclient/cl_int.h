@@ -190,6 +190,11 @@ void cl_ncache_drop_name(struct cl_ncache *n, const struct nc_fid *parent, const
 int cl_resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const char *path,
 		      struct nc_fid *parent, char *name);
 
+/* file.c: whether a lookup with the open intent opened the regular file it
+ * found: a layout (objects, a pack's extent, inline bytes) came with it, or
+ * it is empty.  An MDS that does not know the intent sends a file with
+ * bytes but no layout. */
+bool cl_lookup_opened(const struct nc_attr *a, const struct nc_layout *l);
 /* file.c: a read-only open from what LOOKUP_OPEN returned (@inl: an inline
  * file's bytes when the reply carried them, else NULL: they are asked for). */
 int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
@@ -247,10 +252,10 @@ int cl_pack_switch_rpc_layout(struct nacre_fs *fs, struct nc_pack_switch *sw,
 /* md.c */
 int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr *attr);
 int cl_md_getlayout(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_layout *l);
-/* @inl: NULL, or room for NC_INLINE_MAX bytes that receives an inline
- * file's bytes (attr->a_size of them). */
+/* With @inl (else NULL), *@inl receives an inline file's bytes
+ * (attr->a_size of them) in a buffer the caller frees; NULL for others. */
 int cl_md_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout, void *inl);
+	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout, uint8_t **inl);
 int cl_md_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		 const char *name, uint32_t mode, uint32_t rdev, uint32_t flags,
 		 const char *target, struct nc_attr *attr, struct nc_layout *layout);
@@ -263,7 +268,8 @@ int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 		 const char *on, const struct nc_fid *np, const char *nn, uint32_t flags);
 /* LOOKUP and, for a regular file, OPEN for reading in one request. */
 int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
-		      const char *name, struct nc_attr *attr, struct nc_layout *layout, void *inl);
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout,
+		      uint8_t **inl);
 int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		 const char *name, struct nc_attr *attr);
 /* Truncates a file to @size: objects first, then the MDS (see md.c). */

@@ -186,27 +186,21 @@ static void file_free(struct nacre_file *f)
 static int open_inline(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
 		       struct nc_layout *layout, const void *inl, struct nacre_file *f)
 {
-	uint8_t *buf = malloc(NC_INLINE_MAX);
+	uint8_t *buf = NULL;
 	int rc = 0;
 
-	if (!buf)
-		return -ENOMEM;
-	if (!inl) {
-		rc = cl_md_open(fs, cred, &attr->a_fid, NC_OPEN_READ, attr, layout, buf);
-		if (!rc && !(layout->l_flags & NC_LAYOUT_INLINE)) {
-			/* Rewritten meanwhile: the handle reads what it is now. */
-			free(buf);
-			buf = NULL;
-		}
-	} else if (attr->a_size > NC_INLINE_MAX) {
+	/* (Rewritten meanwhile, it may be inline no more: the handle reads
+	 * what it is now.) */
+	if (!inl)
+		rc = cl_md_open(fs, cred, &attr->a_fid, NC_OPEN_READ, attr, layout, &buf);
+	else if (attr->a_size > NC_INLINE_MAX)
 		rc = -NC_E_PROTO;
-	} else {
+	else if (!(buf = malloc(attr->a_size ? (size_t)attr->a_size : 1)))
+		rc = -ENOMEM;
+	else
 		memcpy(buf, inl, (size_t)attr->a_size);
-	}
-	if (rc) {
-		free(buf);
+	if (rc)
 		return rc;
-	}
 	f->f_inline = buf;
 	f->f_inline_len = (uint32_t)attr->a_size;
 	f->f_layout = *layout;
@@ -308,7 +302,7 @@ static int open_opened(struct nacre_fs *fs, const struct nc_cred *c, struct nc_a
 	struct cl_pend *p;
 	int rc;
 
-	if ((layout->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) &&
+	if ((layout->l_flags & NC_LAYOUT_SMALL) &&
 	    (flags & O_ACCMODE) != O_RDONLY) {
 		rc = cl_pack_open_rewrite(fs, c, attr, layout, inl, flags & O_TRUNC, &p);
 		if (rc)
@@ -334,14 +328,17 @@ NACRE_API int nacre_open_fid(struct nacre_fs *fs, const struct nacre_cred *cred,
 	p = cl_pack_open_pend(fs, &f, &attr);
 	if (p)
 		return pend_handle(fs, &c, &attr, p, flags, out);
-	inl = malloc(NC_INLINE_MAX);
-	if (!inl)
-		return -ENOMEM;
-	rc = cl_md_open(fs, &c, &f, open_flags(flags), &attr, &layout, inl);
+	rc = cl_md_open(fs, &c, &f, open_flags(flags), &attr, &layout, &inl);
 	if (!rc)
 		rc = open_opened(fs, &c, &attr, &layout, inl, flags, out);
 	free(inl);
 	return rc;
+}
+
+bool cl_lookup_opened(const struct nc_attr *a, const struct nc_layout *l)
+{
+	return S_ISREG(a->a_mode) &&
+	       (l->l_stripe_count || a->a_size == 0 || (l->l_flags & NC_LAYOUT_SMALL));
 }
 
 /* What a lookup with the open intent gave: enough to open for reading with
@@ -350,7 +347,7 @@ struct nacre_intent {
 	struct nc_cred in_cred;
 	struct nc_attr in_attr;
 	struct nc_layout in_layout;
-	uint8_t in_inline[NC_INLINE_MAX];       /* an inline file's bytes */
+	uint8_t *in_inline;             /* an inline file's bytes, or NULL */
 };
 
 NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
@@ -366,6 +363,7 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 	in = malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;
+	in->in_inline = NULL;
 	cl_cred_from(fs, cred, &c);
 	/* A name this client holds in a pack it has not committed yet is
 	 * answered here, and opened by nacre_open_fid(). */
@@ -373,13 +371,9 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 		rc = 0;
 	} else {
 		rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout,
-				       in->in_inline);
-		/* A file with bytes but no layout in the reply comes from an MDS
-		 * that does not know the open intent: no intent,
-		 * nacre_open_fid() asks. */
-		if (!rc && S_ISREG(in->in_attr.a_mode) &&
-		    (in->in_layout.l_stripe_count || in->in_attr.a_size == 0 ||
-		     (in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))) {
+				       &in->in_inline);
+		/* Else no intent: nacre_open_fid() asks. */
+		if (!rc && cl_lookup_opened(&in->in_attr, &in->in_layout)) {
 			in->in_cred = c;
 			*intent = in;
 		} else if (rc == -EACCES || rc == -EPERM) {
@@ -390,7 +384,7 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 	if (!rc && st)
 		cl_stat_from_attr(&in->in_attr, st);
 	if (!*intent)
-		free(in);
+		nacre_intent_free(in);
 	return rc;
 }
 
@@ -405,12 +399,14 @@ NACRE_API int nacre_open_intent(struct nacre_fs *fs, struct nacre_intent *intent
 	}
 	rc = cl_file_open_read(fs, &intent->in_cred, &intent->in_attr, &intent->in_layout,
 			       intent->in_inline, flags, out);
-	free(intent);
+	nacre_intent_free(intent);
 	return rc;
 }
 
 NACRE_API void nacre_intent_free(struct nacre_intent *intent)
 {
+	if (intent)
+		free(intent->in_inline);
 	free(intent);
 }
 
@@ -449,10 +445,9 @@ NACRE_API int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred
 		return rc;
 	if (!(flags & O_EXCL)) {
 		/* The name may have existed: check access as open(2) would. */
-		uint8_t *inl = malloc(NC_INLINE_MAX);
+		uint8_t *inl;
 
-		rc = inl ? cl_md_open(fs, &c, &attr.a_fid, open_flags(flags), &attr, &layout, inl) :
-			   -ENOMEM;
+		rc = cl_md_open(fs, &c, &attr.a_fid, open_flags(flags), &attr, &layout, &inl);
 		if (!rc)
 			rc = open_opened(fs, &c, &attr, &layout, inl, flags, out);
 		free(inl);

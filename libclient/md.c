@@ -29,15 +29,18 @@ static int name_check(const char *name)
 	return 0;
 }
 
-/* @inl: room for NC_INLINE_MAX bytes, filled with an inline file's bytes
- * (the reply must carry them), or NULL. */
+/* With @inl (else NULL), *@inl receives an inline file's bytes (the reply
+ * must carry them) in a buffer of attr->a_size bytes the caller frees;
+ * NULL for other files. */
 static int attr_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req,
-		    struct nc_attr *attr, struct nc_layout *layout, void *inl)
+		    struct nc_attr *attr, struct nc_layout *layout, uint8_t **inl)
 {
 	struct nc_attr_rep *rep = calloc(1, sizeof(*rep));
 	struct nc_call call;
 	int rc;
 
+	if (inl)
+		*inl = NULL;
 	if (!rep)
 		return -ENOMEM;
 	rc = nc_cconn_rpc(fs->fs_mds, op, enc, req, (nc_xdr_fn)nc_wire_attr_rep, rep, &call);
@@ -47,8 +50,10 @@ static int attr_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req,
 		/* The bytes point into the reply, which goes below. */
 		if (!rep->ar_inline_sent || rep->ar_inline_len != rep->ar_attr.a_size)
 			rc = -NC_E_PROTO;
-		else if (rep->ar_inline_len)
-			memcpy(inl, rep->ar_inline, rep->ar_inline_len);
+		else if (!(*inl = malloc(rep->ar_inline_len ? rep->ar_inline_len : 1)))
+			rc = -ENOMEM;
+		else
+			memcpy(*inl, rep->ar_inline, rep->ar_inline_len);
 	}
 	nc_call_fini(&call);
 	if (rc)
@@ -87,7 +92,7 @@ int cl_md_getattr(struct nacre_fs *fs, const struct nc_fid *fid, struct nc_attr 
 }
 
 int cl_md_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *fid,
-	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout, void *inl)
+	       uint32_t flags, struct nc_attr *attr, struct nc_layout *layout, uint8_t **inl)
 {
 	struct nc_fid_req m = { .fr_cred = *cred, .fr_fid = *fid, .fr_flags = flags };
 
@@ -112,7 +117,8 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 }
 
 int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
-		      const char *name, struct nc_attr *attr, struct nc_layout *layout, void *inl)
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout,
+		      uint8_t **inl)
 {
 	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent,
 				 .nr_flags = NC_LOOKUP_OPEN };
@@ -290,13 +296,10 @@ int cl_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc
 	if (rc)
 		return rc;
 	/* OPEN checks write permission before anything is cut. */
-	inl = malloc(NC_INLINE_MAX);
-	if (!inl)
-		return -ENOMEM;
-	rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout, inl);
+	rc = cl_md_open(fs, cred, fid, NC_OPEN_WRITE, &cur, &layout, &inl);
 	if (!rc && !S_ISREG(cur.a_mode))
 		rc = -EINVAL;
-	if (!rc && (layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE))) {
+	if (!rc && (layout.l_flags & NC_LAYOUT_SMALL)) {
 		/* Cut in a pack's way; past pack_max it gets objects of its own,
 		 * which are cut below. */
 		rc = cl_pack_truncate(fs, cred, fid, &cur, &layout, inl, size, attr);

@@ -1579,7 +1579,7 @@ int cl_pack_truncate(struct nacre_fs *fs, const struct nc_cred *cred, const stru
 		return 1;
 	p = cl_pack_open_pend(fs, fid, &pattr);
 	if (!p) {
-		if (!cur || !(cur_layout->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))
+		if (!cur || !(cur_layout->l_flags & NC_LAYOUT_SMALL))
 			return 1;
 		rc = cl_pack_open_rewrite(fs, cred, cur, cur_layout, cur_inline, false, &p);
 		if (rc)
@@ -1786,7 +1786,7 @@ static int pk_convert_place(struct nacre_fs *fs, const struct nc_fid *fid, uint3
 		if (rc)
 			return rc;
 	}
-	if (layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE))
+	if (layout.l_flags & NC_LAYOUT_SMALL)
 		return 0;
 	if (attr.a_size > pack_max)
 		return -EFBIG;

@@ -237,23 +237,19 @@ NACRE_API int nacre_open(struct nacre_fs *fs, const char *path, int flags, mode_
 	    resolve_parent(fs, &fs->fs_cred, path, &parent, name) == 0 &&
 	    !cl_pack_lookup(fs, &parent, name, &attr)) {
 		struct nc_layout layout;
-		uint8_t *inl = malloc(NC_INLINE_MAX);
+		uint8_t *inl;
 
-		if (!inl)
-			return -ENOMEM;
-		rc = cl_md_lookup_open(fs, &fs->fs_cred, &parent, name, &attr, &layout, inl);
-		/* A file with bytes but no layout in the reply: an MDS that does
-		 * not know the open intent.  The full walk and OPEN below. */
-		if (!rc && S_ISREG(attr.a_mode) &&
-		    (layout.l_stripe_count || attr.a_size == 0 ||
-		     (layout.l_flags & NC_LAYOUT_INLINE)))
+		rc = cl_md_lookup_open(fs, &fs->fs_cred, &parent, name, &attr, &layout, &inl);
+		if (!rc && cl_lookup_opened(&attr, &layout)) {
 			rc = cl_file_open_read(fs, &fs->fs_cred, &attr, &layout, inl, flags, out);
-		else if (!rc)
-			rc = 1;
-		free(inl);
-		if (rc <= 0)
+			free(inl);
 			return rc;
-		/* Directories, symbolic links: the full walk below. */
+		}
+		free(inl);
+		if (rc)
+			return rc;
+		/* Directories, symbolic links, an MDS that does not know the
+		 * open intent: the full walk and OPEN below. */
 	}
 	/* A new name (O_EXCL): the MDS says whether it exists in the request
 	 * that creates it, so the name is not looked up first. */

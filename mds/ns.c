@@ -470,8 +470,7 @@ int mds_ns_setattr(struct mds_ns *ns, const struct nc_setattr_req *sa,
 		goto out_end;
 	/* A packed (or inline) file's size is its extent's (its bytes'): a
 	 * client changes it by switching the file to new bytes (PACK_SWITCH). */
-	if ((sa->sa_valid & NC_SA_SIZE) &&
-	    (in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) &&
+	if ((sa->sa_valid & NC_SA_SIZE) && (in->in_layout.l_flags & NC_LAYOUT_SMALL) &&
 	    sa->sa_size != in->in_attr.a_size) {
 		rc = -NC_E_PACKED;
 		goto out_end;
@@ -1303,12 +1302,14 @@ out_free:
 
 int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 		      const struct nc_fid *fid, uint32_t flags,
-		      struct nc_attr *attr, struct nc_layout *layout, void *inl)
+		      struct nc_attr *attr, struct nc_layout *layout, uint8_t **inl)
 {
 	unsigned int want = 0;
 	struct ns_inode *in;
 	int rc;
 
+	if (inl)
+		*inl = NULL;
 	if (flags & ~(NC_OPEN_READ | NC_OPEN_WRITE | NC_OPEN_TRUNC))
 		return -EINVAL;
 	in = malloc(sizeof(*in));
@@ -1338,8 +1339,13 @@ int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 		*attr = in->in_attr;
 	if (layout)
 		rc = ns_layout_join_ro(ns, in, layout);
-	if (inl && ns_is_reg(in) && (in->in_layout.l_flags & NC_LAYOUT_INLINE))
-		memcpy(inl, in->in_inline, (size_t)in->in_attr.a_size);
+	if (!rc && inl && ns_is_reg(in) && (in->in_layout.l_flags & NC_LAYOUT_INLINE)) {
+		*inl = malloc(in->in_attr.a_size ? (size_t)in->in_attr.a_size : 1);
+		if (*inl)
+			memcpy(*inl, in->in_inline, (size_t)in->in_attr.a_size);
+		else
+			rc = -ENOMEM;
+	}
 out_free:
 	free(in);
 	return rc;
@@ -1371,8 +1377,7 @@ int mds_ns_size_update(struct mds_ns *ns, const struct nc_fid *fid,
 		rc = ns_is_dir(in) ? -EISDIR : -EINVAL;
 		goto out_end;
 	}
-	if ((in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) &&
-	    size > in->in_attr.a_size) {
+	if ((in->in_layout.l_flags & NC_LAYOUT_SMALL) && size > in->in_attr.a_size) {
 		rc = -NC_E_PACKED;
 		goto out_end;
 	}

@@ -100,12 +100,12 @@ int mds_ns_readdir(struct mds_ns *ns, const struct nc_cred *cred,
 int mds_ns_readlink(struct mds_ns *ns, const struct nc_fid *fid, char *buf,
 		    size_t cap);
 /* Checks access for NC_OPEN_* @flags; fills attr and layout (regular files;
- * -EISDIR for write opens of directories), and @inl (room for
- * NC_INLINE_MAX bytes, or NULL) with an inline file's bytes, read with its
- * attributes. */
+ * -EISDIR for write opens of directories).  With @inl (else NULL), *@inl
+ * receives an inline file's bytes, read with its attributes, in a buffer
+ * of attr->a_size bytes the caller frees (NULL for other files). */
 int mds_ns_open_check(struct mds_ns *ns, const struct nc_cred *cred,
 		      const struct nc_fid *fid, uint32_t flags,
-		      struct nc_attr *attr, struct nc_layout *layout, void *inl);
+		      struct nc_attr *attr, struct nc_layout *layout, uint8_t **inl);
 int mds_ns_getlayout(struct mds_ns *ns, const struct nc_fid *fid,
 		     struct nc_layout *layout);
 /*

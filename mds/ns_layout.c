@@ -372,8 +372,7 @@ static int ns_setlayout_txn(struct mds_ns *ns, struct mds_txn *txn,
 			in->in_layout.l_inline_max = req->l_inline_max;
 		}
 	} else {
-		if (in->in_attr.a_size > 0 ||
-		    (in->in_layout.l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))
+		if (in->in_attr.a_size > 0 || (in->in_layout.l_flags & NC_LAYOUT_SMALL))
 			return -EBUSY;
 		rc = ns_conf_get_layout(txn, &dflt);
 		if (rc)

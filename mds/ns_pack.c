@@ -642,8 +642,7 @@ int mds_ns_pack_reap(struct mds_ns *ns)
 /* Does the file still look as the client read it? */
 static bool ns_layout_matches(const struct nc_layout *cur, const struct nc_layout *old)
 {
-	if ((cur->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)) !=
-	    (old->l_flags & (NC_LAYOUT_PACKED | NC_LAYOUT_INLINE)))
+	if ((cur->l_flags & NC_LAYOUT_SMALL) != (old->l_flags & NC_LAYOUT_SMALL))
 		return false;
 	if (cur->l_flags & NC_LAYOUT_PACKED)
 		return cur->l_pack_id == old->l_pack_id && cur->l_pack_off == old->l_pack_off &&

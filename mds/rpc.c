@@ -247,13 +247,11 @@ static int op_lookup(struct mds_server *mds, struct nc_req *req, struct nc_xdr *
 		rc = mds_ns_lookup(mds_server_ns(mds), &m.nr_cred, &m.nr_parent, m.nr_name, &attr);
 	if (!rc && (m.nr_flags & NC_LOOKUP_OPEN) && S_ISREG(attr.a_mode)) {
 		struct nc_layout layout;
-		uint8_t *inl = malloc(NC_INLINE_MAX);
+		uint8_t *inl;
 
-		if (!inl)
-			return -ENOMEM;
 		memset(&layout, 0, sizeof(layout));
 		rc = mds_ns_open_check(mds_server_ns(mds), &m.nr_cred, &attr.a_fid, NC_OPEN_READ,
-				       &attr, &layout, inl);
+				       &attr, &layout, &inl);
 		if (!rc)
 			rc = reply_attr_inline(req, &attr, &layout, inl);
 		free(inl);
@@ -396,12 +394,9 @@ static int op_open(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in
 
 	if (rc)
 		return rc;
-	inl = malloc(NC_INLINE_MAX);
-	if (!inl)
-		return -ENOMEM;
 	memset(&layout, 0, sizeof(layout));
 	rc = mds_ns_open_check(mds_server_ns(mds), &m.fr_cred, &m.fr_fid, m.fr_flags, &attr,
-			       &layout, inl);
+			       &layout, &inl);
 	if (!rc)
 		rc = reply_attr_inline(req, &attr, &layout, inl);
 	free(inl);
@@ -769,20 +764,19 @@ static int op_pack_files(struct mds_server *mds, struct nc_req *req, struct nc_x
 static int op_lookup_many(struct mds_server *mds, struct nc_req *req, struct nc_xdr *in)
 {
 	struct nc_lookup_many m = { .lm_count = 0 };
-	uint32_t budget = NC_LOOKUP_MANY_INLINE_BUDGET, used = 0;
-	uint8_t *inl;
+	uint32_t used = 0, done = 0;
 	int rc = -ENOMEM;
 
 	m.lm_ents = calloc(NC_LOOKUP_MANY_MAX, sizeof(*m.lm_ents));
-	inl = malloc(budget + NC_INLINE_MAX);
-	if (!m.lm_ents || !inl)
-		goto out;
+	if (!m.lm_ents)
+		return rc;
 	rc = decode(req, in, (nc_xdr_fn)nc_wire_lookup_many_req, &m);
 	if (rc)
 		goto out;
-	for (uint32_t i = 0; i < m.lm_count; i++) {
+	for (uint32_t i = 0; i < m.lm_count; i++, done++) {
 		struct nc_lookup_ent *e = &m.lm_ents[i];
 		struct nc_attr_rep *r = &e->le_rep;
+		uint8_t *inl = NULL;
 		int s;
 
 		memset(r, 0, sizeof(*r));
@@ -790,25 +784,25 @@ static int op_lookup_many(struct mds_server *mds, struct nc_req *req, struct nc_
 				  &r->ar_attr);
 		if (!s && S_ISREG(r->ar_attr.a_mode)) {
 			/* Inline bytes while the reply has room for them: the
-			 * client opens the others one by one. */
+			 * client asks for the others again. */
 			s = mds_ns_open_check(mds_server_ns(mds), &m.lm_cred, &r->ar_attr.a_fid,
 					      NC_OPEN_READ, &r->ar_attr, &r->ar_layout,
-					      used < budget ? inl + used : NULL);
+					      used < NC_LOOKUP_MANY_INLINE_BUDGET ? &inl : NULL);
 			r->ar_has_layout = !s && layout_sent(&r->ar_layout);
-			if (r->ar_has_layout && (r->ar_layout.l_flags & NC_LAYOUT_INLINE) &&
-			    used < budget) {
-				r->ar_inline_sent = 1;
-				r->ar_inline = inl + used;
-				r->ar_inline_len = (uint32_t)r->ar_attr.a_size;
-				used += r->ar_inline_len;
-			}
+		}
+		if (inl) {
+			r->ar_inline_sent = 1;
+			r->ar_inline = inl;     /* freed below */
+			r->ar_inline_len = (uint32_t)r->ar_attr.a_size;
+			used += r->ar_inline_len;
 		}
 		e->le_status = nc_status_from_err(s);
 	}
 	rc = reply_msg(req, (nc_xdr_fn)nc_wire_lookup_many_rep, &m);
 out:
+	for (uint32_t i = 0; i < done; i++)
+		free((void *)m.lm_ents[i].le_rep.ar_inline);
 	free(m.lm_ents);
-	free(inl);
 	return rc;
 }
 

@@ -171,6 +171,13 @@ void cli_template_set_pack(struct nacre_layout *l, bool on, uint32_t pack_max);
 /* No --inline-max given: a directory keeps its own. */
 #define CLI_INLINE_KEEP UINT32_MAX
 
+/* A directory template's inline limit: 0 when it keeps no file inline
+ * (as NACRE_LAYOUT_INLINE without NACRE_LAYOUT_PACK keeps none). */
+uint32_t cli_template_inline_max(const struct nacre_layout *l);
+/* Sets the inline limit of the template @l (0: none; CLI_INLINE_KEEP: its
+ * own), cleared where the template does not pack. */
+void cli_template_set_inline(struct nacre_layout *l, uint32_t inline_max);
+
 /*
  * Turns packing on for the new files of directory @dir as `nacre setstripe
  * --pack [--pack-max SIZE] [--inline-max SIZE]` does (@pack_max 0 and

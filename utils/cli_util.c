@@ -269,10 +269,24 @@ void cli_template_set_pack(struct nacre_layout *l, bool on, uint32_t pack_max)
 		l->pack_max = pack_max;
 }
 
-/* A directory template's inline limit: 0 when it keeps no file inline. */
-static uint32_t cli_template_inline_max(const struct nacre_layout *l)
+uint32_t cli_template_inline_max(const struct nacre_layout *l)
 {
 	return cli_template_pack_max(l) && (l->flags & NACRE_LAYOUT_INLINE) ? l->inline_max : 0;
+}
+
+void cli_template_set_inline(struct nacre_layout *l, uint32_t inline_max)
+{
+	if (inline_max != CLI_INLINE_KEEP) {
+		l->inline_max = inline_max;
+		if (inline_max)
+			l->flags |= NACRE_LAYOUT_INLINE;
+		else
+			l->flags &= ~NACRE_LAYOUT_INLINE;
+	}
+	if (!cli_template_inline_max(l)) {
+		l->flags &= ~NACRE_LAYOUT_INLINE;
+		l->inline_max = 0;
+	}
 }
 
 int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
@@ -297,18 +311,8 @@ int cli_dir_pack_on(struct nacre_fs *fs, const struct nacre_fid *dir,
 	l.shard_count = 0;
 	l.pack_id = l.pack_off = l.pack_len = 0;
 	l.flags &= NACRE_LAYOUT_PACK | NACRE_LAYOUT_POOL | NACRE_LAYOUT_INLINE;
-	if (!(l.flags & NACRE_LAYOUT_PACK))
-		l.flags &= ~NACRE_LAYOUT_INLINE;
 	cli_template_set_pack(&l, true, pack_max);
-	if (inline_max != CLI_INLINE_KEEP) {
-		l.inline_max = inline_max;
-		if (inline_max)
-			l.flags |= NACRE_LAYOUT_INLINE;
-		else
-			l.flags &= ~NACRE_LAYOUT_INLINE;
-	}
-	if (!(l.flags & NACRE_LAYOUT_INLINE))
-		l.inline_max = 0;
+	cli_template_set_inline(&l, inline_max);
 	rc = nacre_setlayout_fid(fs, NULL, dir, &l);
 	if (rc)
 		return rc;

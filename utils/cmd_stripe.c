@@ -113,12 +113,6 @@ static uint32_t stripe_nshards(const struct nacre_layout *l)
 		NACRE_MAX_STRIPES;
 }
 
-/* A directory's inline limit: 0 when its new files are never inline. */
-static uint32_t stripe_inline_max(const struct nacre_layout *l)
-{
-	return stripe_packs(l, true) && (l->flags & NACRE_LAYOUT_INLINE) ? l->inline_max : 0;
-}
-
 /* A directory: "pack" and, when on, "pack_max" and "inline_max". */
 static void stripe_json_template_pack(struct cli_json *js,
 				      const struct nacre_layout *l)
@@ -132,7 +126,7 @@ static void stripe_json_template_pack(struct cli_json *js,
 		cli_json_null(js);
 	cli_json_key(js, "inline_max");
 	if (stripe_packs(l, true))
-		cli_json_u64(js, stripe_inline_max(l));
+		cli_json_u64(js, cli_template_inline_max(l));
 	else
 		cli_json_null(js);
 }
@@ -282,9 +276,9 @@ static void stripe_print_dir(const char *path, const struct nacre_layout *l)
 	printf("%s\n", path);
 	printf("stripe_count: %s stripe_size: %s pattern: %s stripe_offset: %" PRId64
 	       "\n", count, size, pattern, stripe_first_ost(l, true));
-	if (stripe_packs(l, true) && stripe_inline_max(l))
+	if (cli_template_inline_max(l))
 		printf("pack: on, pack_max %" PRIu32 ", inline_max %" PRIu32 "\n",
-		       cli_template_pack_max(l), stripe_inline_max(l));
+		       cli_template_pack_max(l), cli_template_inline_max(l));
 	else if (stripe_packs(l, true))
 		printf("pack: on, pack_max %" PRIu32 "\n", cli_template_pack_max(l));
 	if (l->flags & NACRE_LAYOUT_POOL)
@@ -690,22 +684,13 @@ static void setstripe_remove(struct cli_ctx *ctx, const char *path)
 static void setstripe_build_pack(const struct stripe_req *req,
 				 struct nacre_layout *l)
 {
-	if (req->sr_no_pack) {
+	if (req->sr_no_pack)
 		cli_template_set_pack(l, false, 0);
-	} else if (req->sr_pack) {
+	else if (req->sr_pack)
 		cli_template_set_pack(l, true, req->sr_has_pack_max ?
 				      req->sr_pack_max : 0);
-		if (req->sr_has_inline_max)
-			l->inline_max = req->sr_inline_max;
-		if (req->sr_has_inline_max && req->sr_inline_max)
-			l->flags |= NACRE_LAYOUT_INLINE;
-		else if (req->sr_has_inline_max)
-			l->flags &= ~NACRE_LAYOUT_INLINE;
-	}
-	if (!(l->flags & NACRE_LAYOUT_PACK) || !(l->flags & NACRE_LAYOUT_INLINE)) {
-		l->flags &= ~NACRE_LAYOUT_INLINE;
-		l->inline_max = 0;
-	}
+	cli_template_set_inline(l, req->sr_pack && req->sr_has_inline_max ?
+				req->sr_inline_max : CLI_INLINE_KEEP);
 }
 
 /* Only directories pack their new files, and only they have a default

@@ -16,27 +16,46 @@ export OSTS=6
 cluster_up
 WORK=$(mktemp -d "$CDIR/e2e-pack.XXXXXX")
 PMNT=$CDIR/pmnt
-PMNT_PID=""
+PMNT_PIDFILE=$CDIR/pmnt.pid
 mkdir -p "$PMNT"
 
 # pack_mount [OPTS]: mounts the packing client on $PMNT (with the mount
 # options OPTS too), in the foreground of a background job so that its
-# pid is ours to kill.
+# pid is ours to kill.  The pid goes to a file, not a variable: tests run
+# in subshells, and a mount started in one outlives it.
 pack_mount() {
 	"$MOUNT_NACRE" -f "tcp://127.0.0.1:$PORT:/$FSNAME" "$PMNT" \
 		-o "pack,log=$CDIR/pmnt.log${1:+,$1}" &
-	PMNT_PID=$!
+	echo $! > "$PMNT_PIDFILE"
 	wait_until 10 mountpoint -q "$PMNT"
+}
+
+# pack_gone: waits until the packing client's process has exited (it may
+# be another shell's child, which `wait` cannot wait for).
+pack_gone() {
+	local pid
+
+	pid=$(cat "$PMNT_PIDFILE" 2>/dev/null) || return 0
+	wait "$pid" 2>/dev/null || true
+	if ! wait_until 30 eval '! kill -0 "$pid" 2>/dev/null'; then
+		echo "the packing client (pid $pid) did not exit" >&2
+		return 1
+	fi
+	rm -f "$PMNT_PIDFILE"
 }
 
 pack_umount() {
 	if mountpoint -q "$PMNT"; then
 		fusermount3 -u "$PMNT" || umount -l "$PMNT"
 	fi
-	if [ -n "$PMNT_PID" ]; then
-		wait "$PMNT_PID" 2>/dev/null || true
-	fi
-	PMNT_PID=""
+	pack_gone
+}
+
+# pack_kill: the packing client dies at once (kill -9), as in a crash.
+pack_kill() {
+	kill -9 "$(cat "$PMNT_PIDFILE")"
+	pack_gone
+	umount -l "$PMNT" 2>/dev/null || fusermount3 -u "$PMNT" 2>/dev/null || true
 }
 # The stopped OSS first: the packing mount may wait on it to unmount.
 trap '_e2e_rc=$?; _e2e_continue_stopped; pack_umount; (exit $_e2e_rc); _e2e_cleanup' EXIT
@@ -188,10 +207,7 @@ test_5()
 		mkdata "$WORK/u$i" $((i * 1000)) "6$i"
 		cp "$WORK/u$i" "$PMNT/t5/unsynced$i"
 	done
-	kill -9 "$PMNT_PID"
-	wait "$PMNT_PID" 2>/dev/null || true
-	PMNT_PID=""
-	umount -l "$PMNT" 2>/dev/null || fusermount3 -u "$PMNT" 2>/dev/null || true
+	pack_kill
 	for i in 1 2 3; do
 		cmp "$WORK/s$i" "$MNT/t5/synced$i"
 		if [ -e "$MNT/t5/unsynced$i" ]; then
@@ -551,8 +567,6 @@ test_11()
 	assert_eq "$(cd "$MNT/t11" && kinds_of "${inl[@]}" f100)" \
 		"inline inline inline inline inline inline packed" "kinds after the changes"
 	# The mount option makes the files created through the mount inline.
-	# (Mounted again here, the packing client's pid is this subshell's to
-	# kill below: another test's subshell may have mounted it.)
 	pack_umount
 	pack_mount inline_max=2048
 	mkdir -p "$PMNT/t11m" "$WORK/e11m"
@@ -566,10 +580,7 @@ test_11()
 	dd if="$e/synced" of="$PMNT/t11/synced" bs=64k conv=fsync status=none
 	mkdata "$WORK/unsynced" 500 1108
 	cp "$WORK/unsynced" "$PMNT/t11/unsynced"
-	kill -9 "$PMNT_PID"
-	wait "$PMNT_PID" 2>/dev/null || true
-	PMNT_PID=""
-	umount -l "$PMNT" 2>/dev/null || fusermount3 -u "$PMNT" 2>/dev/null || true
+	pack_kill
 	cmp "$e/synced" "$MNT/t11/synced"
 	assert_eq "$(kinds_of "$MNT/t11/synced")" "inline" "kind of the synced file"
 	if [ -e "$MNT/t11/unsynced" ]; then

@@ -158,7 +158,7 @@ static const struct cli_cmd cli_cmds[] = {
 		.cc_summary = "find files by name, type, size, age and layout",
 		.cc_usage = "PATH... [-name GLOB] [-type f|d|l] [-size [+-]N[kMGT]]\n"
 			"       [-mtime [+-]DAYS] [-stripe-count [+-]N] [-ost INDEX] [-pack]\n"
-			"       [-print0] [--json]",
+			"       [-inline] [-print0] [--json]",
 		.cc_help =
 			"  -name GLOB            the last component matches the shell pattern\n"
 			"  -type T               f file, d directory, l symbolic link (also p, s,\n"
@@ -172,9 +172,10 @@ static const struct cli_cmd cli_cmds[] = {
 			"  -ost INDEX            regular files with a shard (or pack shard) on OST\n"
 			"                        INDEX, stale or not; repeat for any of several\n"
 			"  -pack                 packed files\n"
+			"  -inline               inline files (their bytes in the MDT)\n"
 			"  -print0               end each path with a NUL, not a newline\n"
 			"  --json                a JSON array of {path, type, size, mtime,\n"
-			"                        stripe_count, k, m, osts, packed}\n"
+			"                        stripe_count, k, m, osts, packed, inline}\n"
 			"Every test given must hold.  The tree is walked through the MDS, not\n"
 			"the mount; symbolic links are not followed.  Paths print as find(1)\n"
 			"prints them.  Errors on a subtree are reported and the walk goes on\n"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nacre find PATH... [-name GLOB] [-type f|d|l] [-size [+-]N[kMGT]]
- * [-mtime [+-]DAYS] [-stripe-count [+-]N] [-ost INDEX] [-pack] [-print0]:
+ * [-mtime [+-]DAYS] [-stripe-count [+-]N] [-ost INDEX] [-pack] [-inline]
+ * [-print0]:
  * lfs find over libnacre.  The tree is walked through the MDS (cli_walk.c),
  * so it is fast and sees layouts; every predicate given must hold (AND).
  *
@@ -34,6 +35,7 @@ enum {
 	FIND_OPT_STRIPE_COUNT,
 	FIND_OPT_OST,
 	FIND_OPT_PACK,
+	FIND_OPT_INLINE,
 	FIND_OPT_PRINT0,
 };
 
@@ -52,6 +54,7 @@ struct find_req {
 	unsigned int fr_nosts;
 	uint32_t fr_osts[FIND_MAX_OSTS];
 	bool fr_pack;
+	bool fr_inline;
 	bool fr_print0;
 	time_t fr_now;
 	struct cli_json fr_js;
@@ -160,6 +163,9 @@ static int find_parse_opt(struct cli_ctx *ctx, int c, char **argv, struct find_r
 	case FIND_OPT_PACK:
 		fr->fr_pack = true;
 		return CLI_OPT_CONTINUE;
+	case FIND_OPT_INLINE:
+		fr->fr_inline = true;
+		return CLI_OPT_CONTINUE;
 	case FIND_OPT_PRINT0:
 		fr->fr_print0 = true;
 		return CLI_OPT_CONTINUE;
@@ -181,9 +187,15 @@ static bool find_num_is(const struct find_num *n, uint64_t v)
 	return v == n->fn_val;
 }
 
+/* Whether a test of the layout was given (they hold for files only). */
+static bool find_tests_layout(const struct find_req *fr)
+{
+	return fr->fr_count.fn_set || fr->fr_nosts || fr->fr_pack || fr->fr_inline;
+}
+
 static bool find_wants_layout(const struct find_req *fr, bool json)
 {
-	return json || fr->fr_count.fn_set || fr->fr_nosts || fr->fr_pack;
+	return json || find_tests_layout(fr);
 }
 
 static bool find_layout_has_ost(const struct nacre_layout *l, const struct find_req *fr)
@@ -223,13 +235,15 @@ static bool find_match_attrs(const struct find_req *fr, const struct cli_walk_en
 
 static bool find_match_layout(const struct find_req *fr, const struct nacre_layout *l, bool reg)
 {
-	if ((fr->fr_count.fn_set || fr->fr_nosts || fr->fr_pack) && !reg)
+	if (find_tests_layout(fr) && !reg)
 		return false; /* layouts of files only */
 	if (!find_num_is(&fr->fr_count, l->stripe_count))
 		return false;
 	if (fr->fr_nosts && !find_layout_has_ost(l, fr))
 		return false;
 	if (fr->fr_pack && !(l->flags & NACRE_LAYOUT_PACKED))
+		return false;
+	if (fr->fr_inline && !(l->flags & NACRE_LAYOUT_INLINE))
 		return false;
 	return true;
 }
@@ -268,6 +282,8 @@ static void find_print_json(struct find_req *fr, const struct cli_walk_ent *e,
 	cli_json_arr_end(js);
 	cli_json_key(js, "packed");
 	cli_json_bool(js, reg && (l->flags & NACRE_LAYOUT_PACKED));
+	cli_json_key(js, "inline");
+	cli_json_bool(js, reg && (l->flags & NACRE_LAYOUT_INLINE));
 	cli_json_obj_end(js);
 }
 
@@ -311,6 +327,7 @@ int cmd_find(struct cli_ctx *ctx, int argc, char **argv)
 		{ "stripe-count", required_argument, NULL, FIND_OPT_STRIPE_COUNT },
 		{ "ost", required_argument, NULL, FIND_OPT_OST },
 		{ "pack", no_argument, NULL, FIND_OPT_PACK },
+		{ "inline", no_argument, NULL, FIND_OPT_INLINE },
 		{ "print0", no_argument, NULL, FIND_OPT_PRINT0 },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -525,6 +525,13 @@ test_11()
 	done
 	"$NACRE" getstripe "$MNT/t11/f4097" | grep -qE '^lmm_packed: +pack [0-9]+ offset [0-9]+ length 4097$'
 	assert_eq "$(objects_of "$MNT/t11/f100")" "0" "objects of an inline file"
+	# nacre find -inline lists them, and -pack the others.
+	assert_eq "$("$NACRE" find "$MNT/t11" -inline | sort | tr '\n' ' ')" \
+		"$(printf "$MNT/t11/%s\n" "${inl[@]}" | sort | tr '\n' ' ')" "find -inline"
+	assert_eq "$("$NACRE" find "$MNT/t11" -pack | sort | tr '\n' ' ')" \
+		"$MNT/t11/f4097 $MNT/t11/off/b " "find -pack"
+	assert_eq "$("$NACRE" find "$MNT/t11/f100" --json | jget 'd[0]["inline"]')" "true" \
+		"find --json of an inline file"
 	# With every OSS down, inline files still read.
 	oss_stop $(seq 0 $((NOST - 1)))
 	drop_caches || true

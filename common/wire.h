@@ -55,6 +55,11 @@
  *        creates may set NC_CREATE_INLINE (the bytes follow the extent
  *        fields), and PACK_SWITCH's ps_new may be inline (the bytes
  *        follow it).  Clients send these only where CONNECT agreed on 1.8.
+ *        PACK_ALLOC's pa_layout, empty in a request before, may be a
+ *        template (NC_LAYOUT_TEMPLATE): the new pack takes its stripe
+ *        size, count and coding instead of pa_dir's (a client moving or
+ *        rewriting files keeps their coding).  An MDS before this ignores
+ *        it, and gives the default layout, as it did.
  */
 #ifndef NC_WIRE_H
 #define NC_WIRE_H

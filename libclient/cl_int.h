@@ -295,6 +295,12 @@ int cl_piece_prepare(struct nacre_fs *fs, const struct nc_fid *fid,
  * and decodes around the failure instead.  Returns the first error. */
 int cl_pieces_run(struct cl_piece *p, int n, bool retry);
 void cl_pieces_fini(struct cl_piece *p, int n);
+/* The one piece that holds all of [@off, @off + @len) of @fid, laid out as
+ * @layout: the object to ask in *@ofid, the layout to address it with in
+ * *@l (a packed file's pack's) and the piece in *@ext.  False when the
+ * range spans pieces or its shard is marked stale. */
+bool cl_one_piece(const struct nc_fid *fid, const struct nc_layout *layout, uint64_t off,
+		  uint32_t len, struct nc_fid *ofid, struct nc_layout *l, struct nc_extent *ext);
 
 /* Plain striping (m = 0); ec_io.c handles m > 0. */
 ssize_t cl_io_read(struct nacre_fs *fs, const struct nc_fid *fid, const struct nc_layout *l,

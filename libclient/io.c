@@ -85,6 +85,22 @@ void cl_pieces_fini(struct cl_piece *p, int n)
 		nc_call_fini(&p[i].ip_call);
 }
 
+bool cl_one_piece(const struct nc_fid *fid, const struct nc_layout *layout, uint64_t off,
+		  uint32_t len, struct nc_fid *ofid, struct nc_layout *l, struct nc_extent *ext)
+{
+	*l = *layout;
+	*ofid = *fid;
+	if (l->l_flags & NC_LAYOUT_PACKED) {
+		ofid->f_seq = NC_PACK_FID_SEQ;
+		ofid->f_oid = l->l_pack_id;
+		off += l->l_pack_off;
+		l->l_flags = 0;
+	}
+	if (nc_layout_map(l, off, len, ext, 1) != 1 || ext->e_len != len)
+		return false;
+	return !(l->l_shards[ext->e_stripe].ls_flags & NC_SHARD_STALE);
+}
+
 /*
  * Plain striping: reads (@opcode OBJ_READ, into @buf) or writes (OBJ_WRITE,
  * from @buf) [off, off + len), CL_IO_BATCH pieces in flight at a time;

@@ -502,6 +502,22 @@ int nacre_create_at(struct nacre_fs *fs, const struct nacre_cred *cred,
 /** Reads up to @len bytes at @off; returns bytes read (0 at end of file).
  * Holes read as zeros. */
 ssize_t nacre_pread(struct nacre_file *f, void *buf, size_t len, off_t off);
+/** Completion of nacre_pread_start(): @n as nacre_pread() returns it. */
+typedef void (*nacre_read_done_fn)(ssize_t n, void *arg);
+/**
+ * Starts a read of @f as nacre_pread() would do it, without blocking the
+ * calling thread: @done(n, @arg) runs once it is over, on a thread of
+ * libnacre, which may be before this returns.  For servers of many small
+ * reads (the FUSE mount) that would otherwise park a thread per read.
+ * Only a read of a packed file that one OST request serves starts this
+ * way; the bytes land straight in @buf, which must stay valid until
+ * @done.  @done must not block: it runs on the thread that receives that
+ * OST's replies.  @f must stay open until @done has run.
+ * @return 0 when started (@done will run), -EAGAIN for any other read
+ * (call nacre_pread(); @done will not run).
+ */
+int nacre_pread_start(struct nacre_file *f, void *buf, size_t len, off_t off,
+		      nacre_read_done_fn done, void *arg);
 /** Writes @len bytes at @off (at the end with O_APPEND); returns the bytes
  * written: @len, or 64 MiB when @len is larger (a short write, as write(2)
  * may make: callers loop). */

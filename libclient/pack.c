@@ -64,6 +64,19 @@
 #define PK_COMMIT_BODY_BYTES (NC_MAX_BODY - 16u * 1024)
 #define PK_CREATE_REC_MAX 520u
 
+/* What of a directory's template lays its packs out (the MDS's
+ * PACK_ALLOC): files of directories whose keys differ never share a pack,
+ * so that each gets the coding its directory asks for. */
+struct pk_key {
+	/* A file moved or rewritten keeps its coding: the key is its layout's
+	 * geometry, which PACK_ALLOC asks for, not a directory's template. */
+	bool y_geometry;
+	uint32_t y_stripe_size;
+	uint16_t y_stripe_count;
+	uint8_t y_k, y_m;
+	char y_pool[NC_POOL_NAME_MAX + 1];      /* "": no pool */
+};
+
 struct cl_pend {
 	struct nc_fid p_fid;
 	struct nc_fid p_parent;
@@ -76,6 +89,11 @@ struct cl_pend {
 	/* At most this many bytes at its commit: kept inline, in the MDT,
 	 * with no pack (0: never; only where the MDS speaks 1.8). */
 	uint32_t p_inline_max;
+	/* The packs it may go into: a new file's directory's template, a
+	 * moved or rewritten one's own layout (it keeps its coding); none (an
+	 * inline file grown past its limit): whichever is being filled. */
+	bool p_has_key;
+	struct pk_key p_key;
 	int p_opens;
 	bool p_new;                     /* the MDS does not know it yet */
 	bool p_dirty;                   /* bytes the MDS does not have */
@@ -102,6 +120,7 @@ struct pk_dir {
 	struct nc_fid d_fid;
 	uint32_t d_pack_max;            /* 0: not a pack directory */
 	uint32_t d_inline_max;
+	struct pk_key d_key;
 	struct nc_attr d_attr;
 	int64_t d_expires;
 };
@@ -130,6 +149,9 @@ struct cl_packer {
 	bool k_has_pack;
 	int64_t k_alloc_ms;             /* when the MDS laid it out */
 	struct nc_layout k_layout;      /* of its objects; l_pack_id is the id */
+	struct pk_key k_key;            /* laid out for files of this key */
+	/* A file of another key waits: the next flush seals this pack. */
+	bool k_seal_asked;
 	uint64_t k_next;                /* next free byte of the pack */
 	uint8_t *k_buf;
 	size_t k_buf_cap;
@@ -357,7 +379,9 @@ static uint64_t pk_failed_since_alloc(struct nacre_fs *fs, const struct cl_packe
 	return mask;
 }
 
-static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct nc_fid *dir)
+/* A new pack for @p's key: laid out as a file of its directory would be,
+ * or with its own coding (pk_key_of_layout()). */
+static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct cl_pend *p)
 {
 	struct nc_pack_alloc *m = calloc(1, sizeof(*m));
 	struct nc_call call;
@@ -367,7 +391,17 @@ static int pk_pack_alloc(struct nacre_fs *fs, struct cl_packer *k, const struct 
 	if (!m)
 		return -ENOMEM;
 	m->pa_cred = fs->fs_cred;
-	m->pa_dir = *dir;
+	if (p->p_has_key && p->p_key.y_geometry) {
+		/* An MDS before this ignores it: the default layout. */
+		m->pa_layout.l_flags = NC_LAYOUT_TEMPLATE;
+		m->pa_layout.l_first_ost = NC_OST_ANY;
+		m->pa_layout.l_stripe_size = p->p_key.y_stripe_size;
+		m->pa_layout.l_stripe_count = p->p_key.y_stripe_count;
+		m->pa_layout.l_k = p->p_key.y_k;
+		m->pa_layout.l_m = p->p_key.y_m;
+	} else {
+		m->pa_dir = p->p_parent;
+	}
 	pk_avoid_list(fs, k, m);
 	rc = nc_cconn_rpc(fs->fs_mds, NC_OP_PACK_ALLOC, (nc_xdr_fn)nc_wire_pack_alloc, m,
 			  (nc_xdr_fn)nc_wire_pack_alloc, m, &call);
@@ -713,8 +747,35 @@ static int pk_buf_fit(struct cl_packer *k, size_t len)
 	return 0;
 }
 
+/* The key of a file that keeps the coding of @l (its layout now). */
+static void pk_key_of_layout(struct cl_pend *p, const struct nc_layout *l)
+{
+	memset(&p->p_key, 0, sizeof(p->p_key));
+	p->p_has_key = l->l_stripe_count > 0;
+	p->p_key.y_geometry = true;
+	p->p_key.y_stripe_size = l->l_stripe_size;
+	p->p_key.y_stripe_count = l->l_stripe_count;
+	p->p_key.y_k = l->l_k;
+	p->p_key.y_m = l->l_m;
+}
+
+static bool pk_key_eq(const struct pk_key *a, const struct pk_key *b)
+{
+	return a->y_geometry == b->y_geometry && a->y_stripe_size == b->y_stripe_size &&
+	       a->y_stripe_count == b->y_stripe_count && a->y_k == b->y_k && a->y_m == b->y_m &&
+	       !strcmp(a->y_pool, b->y_pool);
+}
+
+/* Whether @p may go into the pack being filled. */
+static bool pk_key_fits(const struct cl_packer *k, const struct cl_pend *p)
+{
+	return !k->k_has_pack || !p->p_has_key || pk_key_eq(&k->k_key, &p->p_key);
+}
+
 /* Appends @p's bytes to the pack buffer, starting a pack if there is none;
- * -ENOBUFS when they fit only after a flush (k_lock held, no flush on). */
+ * -ENOBUFS when they fit only after a flush, -EXDEV when they belong in a
+ * pack of another layout, after a flush that seals this one (k_seal_asked
+ * is set; k_lock held, no flush on). */
 static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend *p)
 {
 	uint64_t chunk, pos;
@@ -735,10 +796,20 @@ static int pk_place_buf(struct nacre_fs *fs, struct cl_packer *k, struct cl_pend
 			pthread_cond_signal(&k->k_cond);
 		return 0;
 	}
+	if (!pk_key_fits(k, p)) {
+		k->k_seal_asked = true;
+		return -EXDEV;
+	}
 	if (!k->k_has_pack) {
-		rc = pk_pack_alloc(fs, k, &p->p_parent);
+		rc = pk_pack_alloc(fs, k, p);
 		if (rc)
 			return rc;
+		/* An inline file grown past its limit, with no directory, asked
+		 * for the filesystem default: a template-less directory's key. */
+		if (p->p_has_key)
+			k->k_key = p->p_key;
+		else
+			memset(&k->k_key, 0, sizeof(k->k_key));
 	}
 	rc = pk_buf_fit(k, p->p_len);
 	if (rc)
@@ -775,7 +846,7 @@ static int pk_requeue(struct nacre_fs *fs, struct cl_packer *k)
 		if ((p->p_opens && !p->p_replace) || p->p_gone || !p->p_dirty || p->p_placed)
 			continue;
 		rc = pk_place_buf(fs, k, p);
-		if (rc == -ENOBUFS)
+		if (rc == -ENOBUFS || rc == -EXDEV)
 			return 0; /* the rest after this flush */
 		if (rc)
 			return rc;
@@ -813,12 +884,14 @@ static int pk_flush_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 		pk_unplace_all(k);
 		break;
 	}
-	if (k->k_has_pack && (seal || k->k_next >= PK_PACK_MAX_BYTES)) {
+	if (k->k_has_pack && (seal || k->k_seal_asked || k->k_next >= PK_PACK_MAX_BYTES)) {
 		r = pk_commit_new(fs, k, true);
 		if (!rc)
 			rc = r;
 		k->k_has_pack = false;
 	}
+	if (!k->k_has_pack)
+		k->k_seal_asked = false;
 	return rc;
 }
 
@@ -835,7 +908,7 @@ static int pk_place_locked(struct nacre_fs *fs, struct cl_packer *k, struct cl_p
 		if (p->p_placed || !p->p_dirty)
 			return 0;
 		rc = pk_place_buf(fs, k, p);
-		if (rc != -ENOBUFS)
+		if (rc != -ENOBUFS && rc != -EXDEV)
 			return rc;
 		rc = pk_flush_locked(fs, k, false);
 		if (rc)
@@ -855,12 +928,19 @@ static int pk_sync_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 	int rc = 0;
 
 	while (rounds-- > 0) {
-		bool placed = false;
+		bool placed = false, other = false;
 
 		pk_flush_wait(k);
 		for (struct cl_pend *p = k->k_pends; p; p = p->p_next) {
 			if (p->p_dirty && !p->p_placed) {
 				rc = pk_place_buf(fs, k, p);
+				if (rc == -EXDEV) {
+					/* Into a pack of its own layout, after
+					 * this one is committed and sealed. */
+					other = true;
+					rc = 0;
+					continue;
+				}
 				if (rc)
 					break;
 				placed = true;
@@ -868,7 +948,7 @@ static int pk_sync_locked(struct nacre_fs *fs, struct cl_packer *k, bool seal)
 		}
 		if (rc && rc != -ENOBUFS)
 			return rc;
-		if (!placed && !rc)
+		if (!placed && !other && !rc)
 			return pk_flush_locked(fs, k, seal); /* all placed */
 		rc = pk_flush_locked(fs, k, false);
 		if (rc)
@@ -1028,7 +1108,8 @@ void cl_pack_fini(struct nacre_fs *fs)
 
 /* The pack_max of new files in @dir (0: not packed), and its attributes. */
 static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc_fid *dir,
-		       uint32_t *pack_max, uint32_t *inline_max, struct nc_attr *attr)
+		       uint32_t *pack_max, uint32_t *inline_max, struct pk_key *key,
+		       struct nc_attr *attr)
 {
 	struct pk_dir *d = &k->k_dirs[(dir->f_oid * 0x9e3779b97f4a7c15ull) >> 58];
 	int64_t now = nc_now_ms();
@@ -1038,6 +1119,7 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 	if (d->d_expires > now && nc_fid_eq(&d->d_fid, dir)) {
 		*pack_max = d->d_pack_max;
 		*inline_max = d->d_inline_max;
+		*key = d->d_key;
 		*attr = d->d_attr;
 		return 0;
 	}
@@ -1058,9 +1140,17 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 		d->d_pack_max = k->k_all_max;
 		d->d_inline_max = k->k_all_inline;
 	}
+	memset(&d->d_key, 0, sizeof(d->d_key));
+	d->d_key.y_stripe_size = l.l_stripe_size;
+	d->d_key.y_stripe_count = l.l_stripe_count;
+	d->d_key.y_k = l.l_k;
+	d->d_key.y_m = l.l_m;
+	if (l.l_flags & NC_LAYOUT_POOL)
+		memcpy(d->d_key.y_pool, l.l_pool, sizeof(d->d_key.y_pool));
 	d->d_expires = now + PK_DIR_TTL_MS;
 	*pack_max = d->d_pack_max;
 	*inline_max = d->d_inline_max;
+	*key = d->d_key;
 	return 0;
 }
 
@@ -1087,12 +1177,13 @@ int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct
 	struct nc_attr dattr, cur;
 	uint32_t pack_max, inline_max;
 	struct cl_pend *p;
+	struct pk_key key;
 	int rc;
 
 	if (!k || strlen(name) > NC_NAME_MAX || !strcmp(name, ".") || !strcmp(name, ".."))
 		return 1;
 	pthread_mutex_lock(&k->k_lock);
-	rc = pk_dir_info(fs, k, parent, &pack_max, &inline_max, &dattr);
+	rc = pk_dir_info(fs, k, parent, &pack_max, &inline_max, &key, &dattr);
 	if (rc || !pack_max) {
 		pthread_mutex_unlock(&k->k_lock);
 		return rc ? rc : 1;
@@ -1137,6 +1228,8 @@ int cl_pack_create(struct nacre_fs *fs, const struct nc_cred *cred, const struct
 	p->p_cred = *cred;
 	p->p_pack_max = pack_max;
 	p->p_inline_max = inline_max;
+	p->p_has_key = true;
+	p->p_key = key;
 	p->p_new = true;
 	p->p_dirty = true;
 	p->p_opens = 1;
@@ -1221,6 +1314,8 @@ int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
 	p->p_attr = *attr;
 	p->p_attr.a_size = p->p_len;
 	p->p_old = *layout;
+	if (!is_inline)
+		pk_key_of_layout(p, layout);
 	p->p_pack_max = len > NC_PACK_MAX_DEFAULT ? (uint32_t)len : NC_PACK_MAX_DEFAULT;
 	/* An inline file rewritten stays inline while it fits (the
 	 * directory's limit is not known here); a packed one stays packed. */
@@ -1242,6 +1337,8 @@ int cl_pack_open_rewrite(struct nacre_fs *fs, const struct nc_cred *cred,
 		q->p_attr = p->p_attr;
 		q->p_old = p->p_old;
 		q->p_gen = p->p_gen;
+		q->p_has_key = p->p_has_key;
+		q->p_key = p->p_key;
 		q->p_inline_max = p->p_inline_max;
 		q->p_dirty = p->p_dirty;
 		p->p_data = d;
@@ -1697,6 +1794,7 @@ static int pk_move_place(struct nacre_fs *fs, const struct nc_fid *fid,
 	p->p_cred = fs->fs_cred;
 	p->p_attr = *attr;          /* the mtime stays what it was */
 	p->p_old = *layout;
+	pk_key_of_layout(p, layout);
 	p->p_pack_max = (uint32_t)(p->p_len > NC_PACK_MAX_DEFAULT ? p->p_len : NC_PACK_MAX_DEFAULT);
 	p->p_inline_max = inline_max;
 	p->p_dirty = true;

@@ -120,21 +120,8 @@ struct rm_win {
 static bool rm_one_piece(const struct nc_attr_rep *rep, uint32_t len, struct nc_fid *ofid,
 			 struct nc_layout *l, struct nc_extent *ext)
 {
-	uint64_t off = 0;
-
-	if (!rep->ar_has_layout)
-		return false;
-	*l = rep->ar_layout;
-	*ofid = rep->ar_attr.a_fid;
-	if (l->l_flags & NC_LAYOUT_PACKED) {
-		ofid->f_seq = NC_PACK_FID_SEQ;
-		ofid->f_oid = l->l_pack_id;
-		off = l->l_pack_off;
-		l->l_flags = 0;
-	}
-	if (nc_layout_map(l, off, len, ext, 1) != 1 || ext->e_len != len)
-		return false;
-	return !(l->l_shards[ext->e_stripe].ls_flags & NC_SHARD_STALE);
+	return rep->ar_has_layout &&
+	       cl_one_piece(&rep->ar_attr.a_fid, &rep->ar_layout, 0, len, ofid, l, ext);
 }
 
 /* Reads what it can of @w's entries; those it cannot go to @slow.  Returns

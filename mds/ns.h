@@ -155,6 +155,11 @@ int mds_ns_fid_grant(struct mds_ns *ns, uint32_t want, uint64_t *seq, uint64_t *
 int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
 		      const struct mds_ost_set *osts, const uint32_t *avoid, uint32_t navoid,
 		      struct nc_layout *out);
+/* A new pack with @want's stripe size, count and coding (those of the
+ * files a client moves or rewrites into it, which keep their coding). */
+int mds_ns_pack_alloc_like(struct mds_ns *ns, const struct nc_layout *want,
+			   const struct mds_ost_set *osts, const uint32_t *avoid,
+			   uint32_t navoid, struct nc_layout *out);
 int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id);
 int mds_ns_pack_getlayout(struct mds_ns *ns, uint64_t id, struct nc_layout *out);
 int mds_ns_pack_shard_state(struct mds_ns *ns, uint64_t id, uint32_t shard, uint32_t set,

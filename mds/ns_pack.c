@@ -280,7 +280,9 @@ static int pack_layout_alloc(struct mds_ns *ns, struct mds_txn *txn,
 	return rc;
 }
 
-int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
+/* A new pack laid out as a file of @dir would be, or with @want's coding
+ * when not NULL. */
+static int pack_alloc(struct mds_ns *ns, const struct nc_fid *dir, const struct nc_layout *want,
 		      const struct mds_ost_set *osts, const uint32_t *avoid, uint32_t navoid,
 		      struct nc_layout *out)
 {
@@ -291,7 +293,6 @@ int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struc
 	uint64_t id;
 	int rc;
 
-	(void)cred; /* packs belong to no one; their files carry the owners */
 	in = malloc(sizeof(*in));
 	p = calloc(1, sizeof(*p));
 	if (!in || !p) {
@@ -306,7 +307,12 @@ int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struc
 		goto out_end;
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.l_first_ost = NC_OST_ANY;
-	if (!nc_fid_is_zero(dir)) {
+	if (want) {
+		tmpl.l_stripe_size = want->l_stripe_size;
+		tmpl.l_stripe_count = want->l_stripe_count;
+		tmpl.l_k = want->l_k;
+		tmpl.l_m = want->l_m;
+	} else if (!nc_fid_is_zero(dir)) {
 		rc = ns_dir_get(txn, dir, in);
 		if (rc)
 			goto out_end;
@@ -356,6 +362,23 @@ out_free:
 	free(in);
 	free(p);
 	return rc;
+}
+
+int mds_ns_pack_alloc(struct mds_ns *ns, const struct nc_cred *cred, const struct nc_fid *dir,
+		      const struct mds_ost_set *osts, const uint32_t *avoid, uint32_t navoid,
+		      struct nc_layout *out)
+{
+	(void)cred; /* packs belong to no one; their files carry the owners */
+	return pack_alloc(ns, dir, NULL, osts, avoid, navoid, out);
+}
+
+int mds_ns_pack_alloc_like(struct mds_ns *ns, const struct nc_layout *want,
+			   const struct mds_ost_set *osts, const uint32_t *avoid,
+			   uint32_t navoid, struct nc_layout *out)
+{
+	static const struct nc_fid none;
+
+	return pack_alloc(ns, &none, want, osts, avoid, navoid, out);
 }
 
 int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id)

@@ -570,8 +570,22 @@ static int op_pack_alloc(struct mds_server *mds, struct nc_req *req, struct nc_x
 	if (rc)
 		goto out;
 	mds_server_ost_set(mds, set);
-	rc = mds_ns_pack_alloc(mds_server_ns(mds), &m->pa_cred, &m->pa_dir, set, m->pa_avoid,
-			       m->pa_navoid, &m->pa_layout);
+	/* A request's layout is a template (a client that moves or rewrites
+	 * files keeps their coding), or empty: the directory's. */
+	if (m->pa_layout.l_flags & NC_LAYOUT_TEMPLATE) {
+		struct nc_layout want = m->pa_layout;
+
+		/* A file's geometry, and no directory beside it. */
+		if (!nc_fid_is_zero(&m->pa_dir) || !want.l_stripe_count || !want.l_k ||
+		    !want.l_stripe_size)
+			rc = -EINVAL;
+		else
+			rc = mds_ns_pack_alloc_like(mds_server_ns(mds), &want, set, m->pa_avoid,
+						    m->pa_navoid, &m->pa_layout);
+	} else {
+		rc = mds_ns_pack_alloc(mds_server_ns(mds), &m->pa_cred, &m->pa_dir, set,
+				       m->pa_avoid, m->pa_navoid, &m->pa_layout);
+	}
 	if (!rc) {
 		/* The id travels in l_pack_id; the layout is a plain object set. */
 		struct nc_pack_alloc *r = m;

@@ -163,6 +163,11 @@ struct mnt_ctx {
 	pthread_mutex_t mc_intent_lock;
 	struct mnt_intent_slot mc_intents[MNT_INTENT_SLOTS]; /* under mc_intent_lock */
 	uint64_t mc_intent_seq;                          /* under mc_intent_lock */
+	/* Reads answered by libnacre's threads (nacre_pread_start()), not
+	 * yet answered: the session and the files must outlive them. */
+	pthread_mutex_t mc_reads_lock;
+	pthread_cond_t mc_reads_cond;
+	unsigned int mc_reads;                           /* under mc_reads_lock */
 };
 
 /*
@@ -206,6 +211,9 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 		 double attr_timeout, double entry_timeout, double negative_timeout);
 /* Closes every file still open (an unmount by signal can leave some). */
 void mnt_ctx_fini(struct mnt_ctx *ctx);
+/* Waits until every read started on libnacre's threads has answered the
+ * kernel: before the session or a file it reads goes away. */
+void mnt_reads_drain(struct mnt_ctx *ctx);
 
 /*
  * Sets the readahead window of the mount's backing device, found by its

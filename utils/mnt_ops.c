@@ -204,11 +204,34 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 		rc = pthread_mutex_init(&ctx->mc_cred_lock, NULL);
 	if (!rc)
 		rc = pthread_mutex_init(&ctx->mc_intent_lock, NULL);
+	if (!rc)
+		rc = pthread_mutex_init(&ctx->mc_reads_lock, NULL);
+	if (!rc)
+		rc = pthread_cond_init(&ctx->mc_reads_cond, NULL);
 	return -rc;
+}
+
+void mnt_reads_drain(struct mnt_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->mc_reads_lock);
+	while (ctx->mc_reads)
+		pthread_cond_wait(&ctx->mc_reads_cond, &ctx->mc_reads_lock);
+	pthread_mutex_unlock(&ctx->mc_reads_lock);
+}
+
+/* One more (@d = 1) or one less (-1) read answered by libnacre's threads. */
+static void mnt_reads_add(struct mnt_ctx *ctx, int d)
+{
+	pthread_mutex_lock(&ctx->mc_reads_lock);
+	ctx->mc_reads += (unsigned int)d;
+	if (!ctx->mc_reads)
+		pthread_cond_broadcast(&ctx->mc_reads_cond);
+	pthread_mutex_unlock(&ctx->mc_reads_lock);
 }
 
 void mnt_ctx_fini(struct mnt_ctx *ctx)
 {
+	mnt_reads_drain(ctx);
 	if (ctx->mc_nfiles)
 		mnt_log(MNT_LOG_INFO, "closing %u file(s) left open",
 			ctx->mc_nfiles);
@@ -223,6 +246,8 @@ void mnt_ctx_fini(struct mnt_ctx *ctx)
 	mnt_intent_fini(ctx);
 	pthread_mutex_destroy(&ctx->mc_lock);
 	pthread_mutex_destroy(&ctx->mc_cred_lock);
+	pthread_mutex_destroy(&ctx->mc_reads_lock);
+	pthread_cond_destroy(&ctx->mc_reads_cond);
 	pthread_mutex_destroy(&ctx->mc_intent_lock);
 }
 
@@ -822,20 +847,53 @@ out_err:
 	mnt_reply_status(req, "create", parent, rc);
 }
 
+/* A read nacre_pread_start() took: answered where its bytes come in. */
+struct mnt_read {
+	struct mnt_ctx *r_ctx;
+	fuse_req_t r_req;
+	fuse_ino_t r_ino;
+	char r_buf[];
+};
+
+static void mnt_read_done(ssize_t n, void *arg)
+{
+	struct mnt_read *r = arg;
+	struct mnt_ctx *ctx = r->r_ctx;
+
+	if (n < 0)
+		mnt_reply_status(r->r_req, "read", r->r_ino, (int)n);
+	else
+		fuse_reply_buf(r->r_req, r->r_buf, (size_t)n);
+	free(r);
+	mnt_reads_add(ctx, -1);
+}
+
 static void mnt_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
 	struct mnt_file *mf = mnt_file_of(fi);
+	struct mnt_read *r;
 	size_t done = 0;
 	char *buf;
 
 	if (size > MNT_IO_MAX)
 		size = MNT_IO_MAX;
-	buf = malloc(size ? size : 1);
-	if (!buf) {
+	r = malloc(sizeof(*r) + (size ? size : 1));
+	if (!r) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	r->r_ctx = mnt_req_ctx(req);
+	r->r_req = req;
+	r->r_ino = ino;
+	/* A packed file's read (one OST request) is answered by the thread
+	 * that receives its bytes; this one goes back to the kernel's
+	 * queue.  A short read there is the end of the file. */
+	mnt_reads_add(r->r_ctx, 1);
+	if (nacre_pread_start(mf->mf_file, r->r_buf, size, off, mnt_read_done, r) == 0)
+		return;
+	mnt_reads_add(r->r_ctx, -1);
+	buf = r->r_buf;
 	/* Without direct_io the kernel takes a short read for end of file,
 	 * so keep reading until the request is full or the file ends. */
 	while (done < size) {
@@ -843,7 +901,7 @@ static void mnt_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 					off + (off_t)done);
 
 		if (n < 0) {
-			free(buf);
+			free(r);
 			mnt_reply_status(req, "read", ino, (int)n);
 			return;
 		}
@@ -852,7 +910,7 @@ static void mnt_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		done += (size_t)n;
 	}
 	fuse_reply_buf(req, buf, done);
-	free(buf);
+	free(r);
 }
 
 static void mnt_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,

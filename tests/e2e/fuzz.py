@@ -531,6 +531,11 @@ def absurd(ops):
     a.append(("PACK_ALLOC avoiding absurd OSTs", o["PACK_ALLOC"],
               cred() + ROOT + layout(0, 1, 0, 0, 0, 0) + u32(3)
               + u32(0xFFFFFFFF) + u32(7) + u32(2**31), ROLE_CLIENT, True))
+    # A pack laid out like the files it takes: codings no file has.
+    a.append(("PACK_ALLOC like k=255 m=255 over 65535", o["PACK_ALLOC"],
+              cred() + fid(0, 0) + layout(65535, 1, 1 << 20, 255, 255, shards=0) + u32(0)))
+    a.append(("PACK_ALLOC like a 3-byte stripe", o["PACK_ALLOC"],
+              cred() + fid(0, 0) + layout(3, 1, 3, 2, 1, shards=0) + u32(0)))
     a.append(("PACK_SWITCH of a bad FID", o["PACK_SWITCH"],
               cred() + fid(0x7777, 1) + u32(0xFFFFFFFF) + u64(2**64 - 1) + u64(0) + u32(0)
               + layout() + layout()))

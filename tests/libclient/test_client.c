@@ -1557,6 +1557,288 @@ static void *gc_reader_main(void *arg)
 
 /* nacre_pack_file() converts; nacre_pack_gc() compacts, with the bytes
  * intact throughout. */
+static uint64_t client_counter(struct nacre_fs *c, const char *name)
+{
+	struct nacre_counter ctr[64];
+	int n = nacre_counters(c, ctr, 64);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (!strcmp(ctr[i].name, name))
+			return ctr[i].value;
+	return UINT64_MAX;
+}
+
+/* A read started with nacre_pread_start(): what its completion saw. */
+struct started_read {
+	pthread_mutex_t sr_lock;
+	pthread_cond_t sr_cond;
+	int sr_calls;
+	ssize_t sr_n;
+};
+
+static void started_read_done(ssize_t n, void *arg)
+{
+	struct started_read *sr = arg;
+
+	pthread_mutex_lock(&sr->sr_lock);
+	sr->sr_calls++;
+	sr->sr_n = n;
+	pthread_cond_broadcast(&sr->sr_cond);
+	pthread_mutex_unlock(&sr->sr_lock);
+}
+
+/* Starts a read of @f and waits (10 s at most) for its completion: the
+ * bytes read, -EAGAIN when it did not start, or -ETIMEDOUT.  A completion
+ * runs exactly once, and never for a read that did not start. */
+static ssize_t start_and_wait(struct nacre_file *f, void *buf, size_t len, off_t off)
+{
+	struct started_read sr = { .sr_n = 0 };
+	int64_t deadline = now_ms() + 10000;
+	ssize_t n;
+	int rc;
+
+	pthread_mutex_init(&sr.sr_lock, NULL);
+	pthread_cond_init(&sr.sr_cond, NULL);
+	rc = nacre_pread_start(f, buf, len, off, started_read_done, &sr);
+	CU_ASSERT(rc == 0 || rc == -EAGAIN);
+	pthread_mutex_lock(&sr.sr_lock);
+	while (rc == 0 && sr.sr_calls == 0 && now_ms() < deadline) {
+		pthread_mutex_unlock(&sr.sr_lock);
+		sleep_ms(1);
+		pthread_mutex_lock(&sr.sr_lock);
+	}
+	pthread_mutex_unlock(&sr.sr_lock);
+	/* A second completion would come about now. */
+	sleep_ms(rc == 0 ? 20 : 0);
+	pthread_mutex_lock(&sr.sr_lock);
+	CU_ASSERT_EQUAL(sr.sr_calls, rc == 0 ? 1 : 0);
+	n = rc ? rc : sr.sr_calls ? sr.sr_n : -ETIMEDOUT;
+	pthread_mutex_unlock(&sr.sr_lock);
+	pthread_mutex_destroy(&sr.sr_lock);
+	pthread_cond_destroy(&sr.sr_cond);
+	return n;
+}
+
+static void test_pread_start(void)
+{
+	static const size_t lens[] = { 1, 5000, 65536, 200000 };
+	enum { NL = sizeof(lens) / sizeof(lens[0]) };
+	struct nacre_opts opts = { .attr_cache_ms = -1 };
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_file *f = NULL;
+	uint8_t *data[NL], *back;
+	char path[64];
+
+	back = malloc(300000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	pack_dir("/pst", 0);
+	for (size_t i = 0; i < NL; i++) {
+		data[i] = malloc(lens[i]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+		fill_random(data[i], lens[i], 900 + i);
+		snprintf(path, sizeof(path), "/pst/f%zu", i);
+		make_file(path, data[i], lens[i]);
+	}
+	/* Not yet committed: this client holds the files, and reads them
+	 * the way that serves them from there. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/pst/f1", O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(start_and_wait(f, back, lens[1], 0), -EAGAIN);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	for (size_t i = 0; i < NL; i++) {
+		snprintf(path, sizeof(path), "/pst/f%zu", i);
+		CU_ASSERT(is_packed(path));
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, path, O_RDONLY, 0, &f), 0);
+		/* The whole file, asked with room to spare: its size. */
+		memset(back, 0, 300000);
+		CU_ASSERT_EQUAL(start_and_wait(f, back, 300000, 0), (ssize_t)lens[i]);
+		CU_ASSERT(memcmp(back, data[i], lens[i]) == 0);
+		/* A piece from the middle, and one that ends past the end. */
+		if (lens[i] > 3000) {
+			memset(back, 0, 300000);
+			CU_ASSERT_EQUAL(start_and_wait(f, back, 1000, 1777), 1000);
+			CU_ASSERT(memcmp(back, data[i] + 1777, 1000) == 0);
+			CU_ASSERT_EQUAL(start_and_wait(f, back, lens[i], 2000),
+					(ssize_t)(lens[i] - 2000));
+			CU_ASSERT(memcmp(back, data[i] + 2000, lens[i] - 2000) == 0);
+		}
+		/* At or past the end, and empty reads: nacre_pread() says 0. */
+		CU_ASSERT_EQUAL(start_and_wait(f, back, 10, (off_t)lens[i]), -EAGAIN);
+		CU_ASSERT_EQUAL(start_and_wait(f, back, 0, 0), -EAGAIN);
+		CU_ASSERT_EQUAL(nacre_close(f), 0);
+	}
+	/* A file of objects of its own is not one packed read. */
+	make_file("/pst-plain", data[1], lens[1]);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/pst-plain", O_RDONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(start_and_wait(f, back, lens[1], 0), -EAGAIN);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	/* Nor is a handle that only writes. */
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/pst/f2", O_WRONLY, 0, &f), 0);
+	CU_ASSERT_EQUAL(start_and_wait(f, back, 100, 0), -EAGAIN);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	nacre_disconnect(fs2);
+	/* Gone again: the compaction tests count the files of packs. */
+	for (size_t i = 0; i < NL; i++) {
+		snprintf(path, sizeof(path), "/pst/f%zu", i);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, path), 0);
+		free(data[i]);
+	}
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/pst-plain"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/pst"), 0);
+	free(back);
+}
+
+/* A started read whose OST refuses the chunk (corrupt on its disk) is read
+ * again the way that decodes around it: the right bytes, once. */
+static void test_pread_start_corrupt(void)
+{
+	const size_t len = 5000;
+	struct nacre_opts opts = { .attr_cache_ms = -1 };
+	uint8_t *data = malloc(len), *back = malloc(len);
+	struct nacre_fs *fs2 = NULL;
+	struct nacre_file *f = NULL;
+	struct nacre_layout l;
+	struct nacre_stat st;
+	uint64_t degraded;
+	char opath[1300];
+	unsigned int hit = 0;
+	int fd;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	/* Packs coded 2+1 over three OSTs. */
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/psc", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/psc", &st), 0);
+	memset(&l, 0, sizeof(l));
+	l.first_ost = NACRE_OST_ANY;
+	l.flags = NACRE_LAYOUT_PACK;
+	l.stripe_count = 3;
+	l.k = 2;
+	l.m = 1;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout_fid(fs, NULL, &st.fid, &l), 0);
+	fill_random(data, len, 990);
+	make_file("/psc/f", data, len);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/psc/f", &l), 0);
+	CU_ASSERT_FATAL((l.flags & NACRE_LAYOUT_PACKED) && l.m == 1 && l.shard_count == 3);
+	CU_ASSERT_EQUAL_FATAL(nacre_connect(mds_addr, FSNAME, &opts, &fs2), 0);
+	/* Each shard's byte at the extent in turn: the one that holds it
+	 * fails the first read, which the decoding read then mends. */
+	for (uint32_t sh = 0; sh < l.shard_count; sh++) {
+		struct nacre_fid pf = { NACRE_PACK_FID_SEQ, l.pack_id };
+		uint8_t b, flip;
+
+		obj_path(l.shards[sh].ost, &pf, opath, sizeof(opath));
+		fd = open(opath, O_RDWR);
+		if (fd < 0 && errno == ENOENT)
+			continue; /* a shard the pack's bytes have not reached */
+		CU_ASSERT_FATAL(fd >= 0);
+		if (pread(fd, &b, 1, (off_t)l.pack_off + 10) != 1) {
+			close(fd);
+			continue;
+		}
+		flip = b ^ 0x5a;
+		CU_ASSERT_EQUAL_FATAL(pwrite(fd, &flip, 1, (off_t)l.pack_off + 10), 1);
+		degraded = client_counter(fs2, "nacre_client_degraded_reads_total");
+		CU_ASSERT_EQUAL_FATAL(nacre_open(fs2, "/psc/f", O_RDONLY, 0, &f), 0);
+		memset(back, 0, len);
+		CU_ASSERT_EQUAL(start_and_wait(f, back, len, 0), (ssize_t)len);
+		CU_ASSERT(memcmp(back, data, len) == 0);
+		CU_ASSERT_EQUAL(nacre_close(f), 0);
+		if (client_counter(fs2, "nacre_client_degraded_reads_total") > degraded)
+			hit++;
+		CU_ASSERT_EQUAL(pwrite(fd, &b, 1, (off_t)l.pack_off + 10), 1);
+		close(fd);
+	}
+	/* Exactly one shard holds the extent's bytes. */
+	CU_ASSERT_EQUAL(hit, 1);
+	nacre_disconnect(fs2);
+	/* Files of a directory laid out otherwise, created in turn with this
+	 * one's, never share its packs: each keeps its directory's coding. */
+	pack_dir("/psc-d", 0);
+	for (int i = 0; i < 4; i++) {
+		struct nacre_layout lg;
+
+		snprintf(opath, sizeof(opath), i % 2 ? "/psc/g%d" : "/psc-d/g%d", i);
+		make_file(opath, data, 100 + (size_t)i);
+		CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+		memset(&lg, 0, sizeof(lg));
+		CU_ASSERT_EQUAL(nacre_getlayout(fs, opath, &lg), 0);
+		CU_ASSERT(lg.flags & NACRE_LAYOUT_PACKED);
+		CU_ASSERT_EQUAL(lg.m, i % 2 ? 1u : 0u);
+		CU_ASSERT_EQUAL(lg.shard_count, i % 2 ? 3u : (uint32_t)N_OSS);
+		CU_ASSERT_EQUAL(nacre_unlink(fs, opath), 0);
+	}
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/psc-d"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/psc/f"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/psc"), 0);
+	free(data);
+	free(back);
+}
+
+/* @path is packed, its pack @count objects wide with @m parity (the
+ * layout in *@l). */
+static void expect_pack_coding(const char *path, uint32_t count, uint32_t m,
+			       struct nacre_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	CU_ASSERT_EQUAL(nacre_getlayout(fs, path, l), 0);
+	CU_ASSERT(l->flags & NACRE_LAYOUT_PACKED);
+	CU_ASSERT_EQUAL(l->shard_count, count);
+	CU_ASSERT_EQUAL(l->m, m);
+}
+
+/* A file moved into a pack (conversion, compaction) or rewritten keeps its
+ * coding, whatever pack this client is filling for other files. */
+static void test_pack_keeps_coding(void)
+{
+	static const char body[] = "coded 2+1, and so it stays";
+	struct nacre_file *f = NULL;
+	struct nacre_layout l;
+	struct nacre_stat st;
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/kc", 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/kc", &st), 0);
+	memset(&l, 0, sizeof(l));
+	l.first_ost = NACRE_OST_ANY;
+	l.stripe_count = 3;
+	l.k = 2;
+	l.m = 1;
+	CU_ASSERT_EQUAL_FATAL(nacre_setlayout_fid(fs, NULL, &st.fid, &l), 0);
+	make_file("/kc/a", body, sizeof(body));
+	memset(&l, 0, sizeof(l));
+	CU_ASSERT_EQUAL_FATAL(nacre_getlayout(fs, "/kc/a", &l), 0);
+	CU_ASSERT_FATAL(!(l.flags & NACRE_LAYOUT_PACKED) && l.m == 1);
+	/* This client fills a pack of the default layout first. */
+	pack_dir("/kc-d", 0);
+	make_file("/kc-d/x", body, sizeof(body));
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	expect_pack_coding("/kc-d/x", N_OSS, 0, &l);
+	/* Converted: a pack coded as the file was. */
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/kc/a", &st), 0);
+	CU_ASSERT_EQUAL(nacre_pack_file(fs, &st.fid, 0), 0);
+	expect_pack_coding("/kc/a", 3, 1, &l);
+	check_file(fs, "/kc/a", body, sizeof(body));
+	/* Another default file, then a rewrite of the coded one. */
+	make_file("/kc-d/y", body, sizeof(body));
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_open(fs, "/kc/a", O_WRONLY | O_TRUNC, 0, &f), 0);
+	CU_ASSERT_EQUAL(write_all(f, body, 10, 0), 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	expect_pack_coding("/kc/a", 3, 1, &l);
+	check_file(fs, "/kc/a", body, 10);
+	expect_pack_coding("/kc-d/y", N_OSS, 0, &l);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/kc/a"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/kc-d/x"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/kc-d/y"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/kc"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/kc-d"), 0);
+}
+
 static void test_pack_convert_gc(void)
 {
 	enum { NF = 30 };
@@ -2623,17 +2905,6 @@ static bool is_inline(struct nacre_fs *c, const char *path)
 	       !(l.flags & NACRE_LAYOUT_PACKED) && l.shard_count == 0;
 }
 
-static uint64_t client_counter(struct nacre_fs *c, const char *name)
-{
-	struct nacre_counter ctr[64];
-	int n = nacre_counters(c, ctr, 64);
-
-	for (int i = 0; i < n && i < 64; i++)
-		if (!strcmp(ctr[i].name, name))
-			return ctr[i].value;
-	return UINT64_MAX;
-}
-
 #define INL_SMALL_BEFORE 6      /* 0, 10, ..., 50 bytes */
 #define INL_FULL 100            /* NACRE_INLINE_MAX bytes each */
 #define INL_SMALL_AFTER 5       /* 60, ..., 100 bytes */
@@ -2968,6 +3239,10 @@ int main(void)
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(suite, "lookup with the open intent", test_lookup_open) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
+	    !CU_add_test(suite, "packed reads started without blocking", test_pread_start) ||
+	    !CU_add_test(suite, "a started read around a corrupt chunk", test_pread_start_corrupt) ||
+	    !CU_add_test(suite, "moved and rewritten packed files keep their coding",
+			 test_pack_keeps_coding) ||
 	    !CU_add_test(suite, "inline files: read_many, open, rewrite", test_inline_read_many) ||
 	    !CU_add_test(suite, "pack conversion and compaction", test_pack_convert_gc) ||
 	    !CU_add_test(suite, "background pack compaction", test_pack_gc_background) ||

@@ -1663,6 +1663,42 @@ static void test_pack_avoid(void)
 		CU_ASSERT_FALSE(t_layout_uses(&l, i));
 }
 
+/* PACK_ALLOC with a layout: a pack of that stripe size, count and coding
+ * (files moved or rewritten keep theirs), whatever the default. */
+static void test_pack_alloc_like(void)
+{
+	struct nc_layout want, l;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t_ns);
+	memset(&want, 0, sizeof(want));
+	want.l_flags = NC_LAYOUT_TEMPLATE;
+	want.l_first_ost = NC_OST_ANY;
+	want.l_stripe_size = 1u << 20;
+	want.l_stripe_count = 3;
+	want.l_k = 2;
+	want.l_m = 1;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc_like(t_ns, &want, &t_osts, NULL, 0, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 3);
+	CU_ASSERT_EQUAL(l.l_k, 2);
+	CU_ASSERT_EQUAL(l.l_m, 1);
+	CU_ASSERT_EQUAL(l.l_stripe_size, 1u << 20);
+	CU_ASSERT(l.l_pack_id > 0);
+	/* Plain striping over 4 (k = count, m = 0, as a file's layout says). */
+	want.l_stripe_count = 4;
+	want.l_k = 4;
+	want.l_m = 0;
+	CU_ASSERT_EQUAL_FATAL(mds_ns_pack_alloc_like(t_ns, &want, &t_osts, NULL, 0, &l), 0);
+	CU_ASSERT_EQUAL(l.l_stripe_count, 4);
+	CU_ASSERT_EQUAL(l.l_m, 0);
+	/* A coding no file can have is refused, not stretched. */
+	want.l_k = 2;
+	want.l_m = 40;
+	CU_ASSERT_EQUAL(mds_ns_pack_alloc_like(t_ns, &want, &t_osts, NULL, 0, &l), -NC_E_LAYOUT);
+	want.l_m = 1;
+	want.l_stripe_size = 3;
+	CU_ASSERT_EQUAL(mds_ns_pack_alloc_like(t_ns, &want, &t_osts, NULL, 0, &l), -NC_E_LAYOUT);
+}
+
 /* A writer that opened the file (with the old layout) shortly before the
  * swap could report its bytes after it: the swap waits for quiet. */
 static void test_migrate_quiet(void)
@@ -3278,6 +3314,7 @@ int main(void)
 		  test_pool_admin },
 		{ "OST pools restrict new layouts", test_pool_layout },
 		{ "packs leave out the OSTs a client avoids", test_pack_avoid },
+		{ "a pack laid out like the files it takes", test_pack_alloc_like },
 		{ "statfs", test_statfs },
 		{ "full MDT: creates up to the reserve, removals on it", test_mdt_full_reserve },
 		{ "full MDT: one operation fails, its batch stays consistent",

@@ -319,6 +319,28 @@ static void mnt_told_record(struct mnt_ctx *ctx, const struct stat *st)
 	pthread_mutex_unlock(&ctx->mc_lock);
 }
 
+/*
+ * The kernel dropped its inode @ino (FORGET): it holds none of the
+ * attributes told before, so the next reply is the one it will hold.
+ * Without this, a file this mount wrote kept a dropped record (the
+ * replies during the write differ from the MDS's after the commit), and
+ * its first open after the kernel's caches were dropped had the kernel
+ * fetch the attributes again: a GETATTR per file of a dataset read back.
+ * A FORGET may come after the lookup that made a new inode of the same
+ * number (the kernel queues FORGETs apart from requests); it then drops
+ * a record that the new inode's replies made, and the next open has the
+ * kernel fetch the attributes, as before.
+ */
+static void mnt_told_forget(struct mnt_ctx *ctx, fuse_ino_t ino)
+{
+	struct mnt_cache_slot *cs = &ctx->mc_told[ino % MNT_CACHE_SLOTS];
+
+	pthread_mutex_lock(&ctx->mc_lock);
+	if (cs->cs_ino == ino)
+		cs->cs_ino = 0;
+	pthread_mutex_unlock(&ctx->mc_lock);
+}
+
 /* True when the attributes last replied for @ino are @ns's (size, mtime,
  * ctime): the kernel holds the MDS's current ones, or none. */
 static bool mnt_told_same(struct mnt_ctx *ctx, fuse_ino_t ino, const struct nacre_stat *ns)
@@ -463,7 +485,10 @@ static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void mnt_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	/* Inode numbers map to FIDs without a table: nothing to drop. */
+	/* Inode numbers map to FIDs without a table: nothing to drop but
+	 * the record of the attributes told for @ino (mnt_told_forget()). */
+	(void)nlookup;
+	mnt_told_forget(mnt_req_ctx(req), ino);
 	fuse_reply_none(req);
 }
 

@@ -747,16 +747,25 @@ static int pk_buf_fit(struct cl_packer *k, size_t len)
 	return 0;
 }
 
+/* The key of @l: a directory's template, or (@geometry) a file's layout,
+ * whose coding (not its pool) a file moved or rewritten keeps. */
+static void pk_key_from(struct pk_key *y, const struct nc_layout *l, bool geometry)
+{
+	memset(y, 0, sizeof(*y));
+	y->y_geometry = geometry;
+	y->y_stripe_size = l->l_stripe_size;
+	y->y_stripe_count = l->l_stripe_count;
+	y->y_k = l->l_k;
+	y->y_m = l->l_m;
+	if (!geometry && (l->l_flags & NC_LAYOUT_POOL))
+		memcpy(y->y_pool, l->l_pool, sizeof(y->y_pool));
+}
+
 /* The key of a file that keeps the coding of @l (its layout now). */
 static void pk_key_of_layout(struct cl_pend *p, const struct nc_layout *l)
 {
-	memset(&p->p_key, 0, sizeof(p->p_key));
 	p->p_has_key = l->l_stripe_count > 0;
-	p->p_key.y_geometry = true;
-	p->p_key.y_stripe_size = l->l_stripe_size;
-	p->p_key.y_stripe_count = l->l_stripe_count;
-	p->p_key.y_k = l->l_k;
-	p->p_key.y_m = l->l_m;
+	pk_key_from(&p->p_key, l, true);
 }
 
 static bool pk_key_eq(const struct pk_key *a, const struct pk_key *b)
@@ -1140,13 +1149,7 @@ static int pk_dir_info(struct nacre_fs *fs, struct cl_packer *k, const struct nc
 		d->d_pack_max = k->k_all_max;
 		d->d_inline_max = k->k_all_inline;
 	}
-	memset(&d->d_key, 0, sizeof(d->d_key));
-	d->d_key.y_stripe_size = l.l_stripe_size;
-	d->d_key.y_stripe_count = l.l_stripe_count;
-	d->d_key.y_k = l.l_k;
-	d->d_key.y_m = l.l_m;
-	if (l.l_flags & NC_LAYOUT_POOL)
-		memcpy(d->d_key.y_pool, l.l_pool, sizeof(d->d_key.y_pool));
+	pk_key_from(&d->d_key, &l, false);
 	d->d_expires = now + PK_DIR_TTL_MS;
 	*pack_max = d->d_pack_max;
 	*inline_max = d->d_inline_max;

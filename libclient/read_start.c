@@ -58,9 +58,7 @@ static void rs_done(struct nc_call *call)
 	struct cl_read_start *s = call->c_priv;
 	struct nacre_fs *fs = s->s_file->f_fs;
 	int st = call->c_status;
-	pthread_attr_t attr;
 	pthread_t th;
-	bool started;
 
 	cl_ost_note_result(fs, s->s_piece.ip_req.or_ost, st);
 	if (!st && call->c_rep_bulk_len < s->s_len)
@@ -74,12 +72,10 @@ static void rs_done(struct nc_call *call)
 		rs_put(s);
 		return;
 	}
-	started = !pthread_attr_init(&attr);
-	started = started && !pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) &&
-		  !pthread_create(&th, &attr, rs_again, s);
-	pthread_attr_destroy(&attr);
-	if (started)
+	if (!pthread_create(&th, NULL, rs_again, s)) {
+		pthread_detach(th);
 		return;
+	}
 	s->s_done(-EIO, s->s_arg); /* no thread to read it again */
 	rs_put(s);
 }

@@ -280,8 +280,8 @@ static int pack_layout_alloc(struct mds_ns *ns, struct mds_txn *txn,
 	return rc;
 }
 
-/* A new pack laid out as a file of @dir would be, or with @want's coding
- * when not NULL. */
+/* A new pack with @want's coding, or (@want NULL) laid out as a file of
+ * @dir would be. */
 static int pack_alloc(struct mds_ns *ns, const struct nc_fid *dir, const struct nc_layout *want,
 		      const struct mds_ost_set *osts, const uint32_t *avoid, uint32_t navoid,
 		      struct nc_layout *out)
@@ -376,9 +376,7 @@ int mds_ns_pack_alloc_like(struct mds_ns *ns, const struct nc_layout *want,
 			   const struct mds_ost_set *osts, const uint32_t *avoid,
 			   uint32_t navoid, struct nc_layout *out)
 {
-	static const struct nc_fid none;
-
-	return pack_alloc(ns, &none, want, osts, avoid, navoid, out);
+	return pack_alloc(ns, NULL, want, osts, avoid, navoid, out);
 }
 
 int mds_ns_pack_seal(struct mds_ns *ns, uint64_t id)

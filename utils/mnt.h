@@ -209,7 +209,8 @@ int mnt_metrics_start(struct nacre_fs *fs, const char *addr, struct nc_mhttp **o
 /* @fs stays owned by the caller.  0 or -errno. */
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 		 double attr_timeout, double entry_timeout, double negative_timeout);
-/* Closes every file still open (an unmount by signal can leave some). */
+/* Closes every file still open (an unmount by signal can leave some);
+ * reads started on libnacre's threads are drained before (mnt_reads_drain()). */
 void mnt_ctx_fini(struct mnt_ctx *ctx);
 /* Waits until every read started on libnacre's threads has answered the
  * kernel: before the session or a file it reads goes away. */

@@ -231,7 +231,6 @@ static void mnt_reads_add(struct mnt_ctx *ctx, int d)
 
 void mnt_ctx_fini(struct mnt_ctx *ctx)
 {
-	mnt_reads_drain(ctx);
 	if (ctx->mc_nfiles)
 		mnt_log(MNT_LOG_INFO, "closing %u file(s) left open",
 			ctx->mc_nfiles);
@@ -294,6 +293,17 @@ static bool mnt_slot_is(const struct mnt_cache_slot *cs, fuse_ino_t ino, uint64_
 	       cs->cs_ctime.tv_sec == ctime->tv_sec && cs->cs_ctime.tv_nsec == ctime->tv_nsec;
 }
 
+/* Forgets what the table @slots (mc_cache or mc_told) holds of @ino. */
+static void mnt_slot_drop(struct mnt_ctx *ctx, struct mnt_cache_slot *slots, fuse_ino_t ino)
+{
+	struct mnt_cache_slot *cs = &slots[ino % MNT_CACHE_SLOTS];
+
+	pthread_mutex_lock(&ctx->mc_lock);
+	if (cs->cs_ino == ino)
+		cs->cs_ino = 0;
+	pthread_mutex_unlock(&ctx->mc_lock);
+}
+
 /*
  * Records @st as the attributes replied for its inode.  The kernel keeps
  * the reply of the request it sent last, which need not be the one that
@@ -333,12 +343,7 @@ static void mnt_told_record(struct mnt_ctx *ctx, const struct stat *st)
  */
 static void mnt_told_forget(struct mnt_ctx *ctx, fuse_ino_t ino)
 {
-	struct mnt_cache_slot *cs = &ctx->mc_told[ino % MNT_CACHE_SLOTS];
-
-	pthread_mutex_lock(&ctx->mc_lock);
-	if (cs->cs_ino == ino)
-		cs->cs_ino = 0;
-	pthread_mutex_unlock(&ctx->mc_lock);
+	mnt_slot_drop(ctx, ctx->mc_told, ino);
 }
 
 /* True when the attributes last replied for @ino are @ns's (size, mtime,
@@ -766,10 +771,7 @@ static bool mnt_cache_still_valid(struct mnt_ctx *ctx, fuse_ino_t ino,
 /* Forgets the validator of @ino: this mount is changing the file. */
 static void mnt_cache_forget(struct mnt_ctx *ctx, fuse_ino_t ino)
 {
-	pthread_mutex_lock(&ctx->mc_lock);
-	if (ctx->mc_cache[ino % MNT_CACHE_SLOTS].cs_ino == ino)
-		ctx->mc_cache[ino % MNT_CACHE_SLOTS].cs_ino = 0;
-	pthread_mutex_unlock(&ctx->mc_lock);
+	mnt_slot_drop(ctx, ctx->mc_cache, ino);
 }
 
 static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,

@@ -364,9 +364,137 @@ _e2e_selected() {
 	return 0
 }
 
-# run_test N "description" FUNC [ARGS]
+# ---------------------------------------------------------------- watchdog
+
+# A test that runs past NACRE_E2E_TEST_TIMEOUT seconds is stopped, so that
+# a hang (a request nobody answers, a mount that stopped serving) fails its
+# suite in minutes and shows where it hung, instead of holding up the whole
+# check until an outer limit kills everything without a word.
+: "${NACRE_E2E_TEST_TIMEOUT:=900}"
+# Set once a test timed out: what it left may hang the next ones too, so
+# they are not run.
+E2E_TIMED_OUT=""
+
+# _e2e_procs_of_cluster: pids of this suite's cluster: the daemons of its
+# pid files and every mount.nacre serving a directory under it (the
+# launcher's mount or a test's own).
+_e2e_procs_of_cluster() {
+	local f pid cmd
+
+	[ -n "$CDIR" ] && [ -d "$CDIR" ] || return 0
+	for f in "$CDIR"/run/*.pid; do
+		[ -f "$f" ] && read -r pid < "$f" && printf '%s\n' "$pid"
+	done
+	for f in /proc/[0-9]*/cmdline; do
+		cmd=$(tr '\0' ' ' 2> /dev/null < "$f") || continue
+		# (libtool's wrapper runs the binary of .libs)
+		[[ ${cmd%% *} == */mount.nacre && $cmd == *" $CDIR/"* ]] || continue
+		pid=${f#/proc/}
+		printf '%s\n' "${pid%/cmdline}"
+	done
+}
+
+# _e2e_descendants PID: PID's descendants, one per line.
+_e2e_descendants() {
+	local c
+
+	for c in $(ps -o pid= --ppid "$1" 2> /dev/null); do
+		printf '%s\n' "$c"
+		_e2e_descendants "$c"
+	done
+}
+
+# _e2e_stacks_of PID: the threads of process PID, one line per distinct
+# stack (innermost call first), with how many threads share it.
+_e2e_stacks_of() {
+	timeout -k 5 60 gdb -p "$1" -batch -nx -ex 'set pagination off' \
+		-ex 'set width 0' -ex 'thread apply all bt 16' < /dev/null 2>&1 |
+		awk '
+		function flush() { if (st != "") n[st]++; st = "" }
+		/^Thread [0-9]+ / { flush(); st = "-"; next }
+		/^#[0-9]+ / && st != "" {
+			fn = ($3 == "in") ? $4 : $2
+			# The C library: its innermost call only, by name.
+			if (fn ~ /^_|^start_thread$|^clone3?$/) {
+				if ($1 == "#0") {
+					sub(/^_*(GI_)?_*/, "", fn)
+					st = st " " fn
+				}
+				next
+			}
+			at = ""
+			if (match($0, / at [^ ]+$/))
+				at = substr($0, RSTART + 4)
+			sub(/.*\//, "", at)
+			st = st " " fn (at == "" ? "" : "(" at ")")
+		}
+		END { flush(); for (s in n) printf "  %d thread(s):%s\n", n[s], substr(s, 2) }'
+}
+
+# _e2e_show_stacks PID...: each process's state, number of threads and
+# (where gdb is installed) their stacks.
+_e2e_show_stacks() {
+	local pid
+
+	for pid in "$@"; do
+		[ -d "/proc/$pid" ] || continue
+		printf -- '---- process %s: %s\n' "$pid" \
+			"$(tr '\0' ' ' 2> /dev/null < "/proc/$pid/cmdline")"
+		ps -o stat=,nlwp=,wchan:32= -p "$pid" 2> /dev/null || true
+		! command -v gdb > /dev/null 2>&1 || _e2e_stacks_of "$pid"
+	done
+}
+
+# _e2e_abort_mounts: aborts the connection of every FUSE filesystem mounted
+# under the cluster's directory.  A process killed while a request of its
+# is with the server waits for the answer in the kernel, unkillable: only
+# the connection's end (every request fails with ENOTCONN) lets it go.
+_e2e_abort_mounts() {
+	local dev mp fstype
+
+	[ -n "$CDIR" ] || return 0
+	# mountinfo: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS... - TYPE ...
+	while read -r dev mp fstype; do
+		[[ $mp == "$CDIR/"* && $fstype == fuse* && $dev == 0:* ]] || continue
+		echo "aborting the FUSE connection of $mp"
+		echo 1 > "/sys/fs/fuse/connections/${dev#0:}/abort" 2> /dev/null || true
+	done < <(awk '{ for (i = 7; $i != "-"; i++); print $3, $5, $(i + 1) }' \
+		/proc/self/mountinfo)
+}
+
+# _e2e_watch SECONDS PIDFILE NUM: once SECONDS pass, shows what test NUM
+# (the subshell whose pid is in PIDFILE) and the cluster are doing, kills
+# the test's processes, aborts the FUSE connections under the cluster's
+# directory and leaves PIDFILE.timeout.  SIGTERM stops it when the test
+# ends first.
+_e2e_watch() {
+	local limit=$1 pidfile=$2 num=$3 sleeper="" tpid procs
+
+	set +e
+	trap '[ -z "$sleeper" ] || kill "$sleeper" 2> /dev/null; exit 0' TERM
+	sleep "$limit" &
+	sleeper=$!
+	wait "$sleeper" || exit 0
+	# From here on, run_test waits for this to end.
+	trap '' TERM
+	read -r tpid < "$pidfile" 2> /dev/null || exit 0
+	kill -0 "$tpid" 2> /dev/null || exit 0
+	: > "$pidfile.timeout"
+	echo "TIMEOUT: test $num still running after $limit s (NACRE_E2E_TEST_TIMEOUT)"
+	procs=$(_e2e_descendants "$tpid")
+	# shellcheck disable=SC2086
+	ps -o pid,ppid,stat,wchan:32,etime,args -p "$tpid" $procs 2> /dev/null || true
+	# shellcheck disable=SC2046
+	_e2e_show_stacks $(_e2e_procs_of_cluster)
+	# shellcheck disable=SC2086
+	kill -KILL "$tpid" $procs 2> /dev/null || true
+	_e2e_abort_mounts
+	exit 0
+}
+
+# run_test N "desc" FUNC [ARGS]
 run_test() {
-	local num=$1 desc=$2 func=$3 rc=0 errexit=0 start
+	local num=$1 desc=$2 func=$3 rc=0 errexit=0 start pidfile watch
 	shift 3
 
 	if ! _e2e_selected "$num"; then
@@ -374,7 +502,16 @@ run_test() {
 		return 0
 	fi
 	echo "== test $num: $desc"
+	if [ -n "$E2E_TIMED_OUT" ]; then
+		E2E_FAILED=$((E2E_FAILED + 1))
+		E2E_FAILED_LIST+="${E2E_FAILED_LIST:+ }$num"
+		echo "FAIL $num $desc (not run: test $E2E_TIMED_OUT timed out)"
+		return 0
+	fi
 	start=$SECONDS
+	pidfile=$(mktemp -t nacre-e2e-test.XXXXXX) || exit 99
+	_e2e_watch "$NACRE_E2E_TEST_TIMEOUT" "$pidfile" "$num" &
+	watch=$!
 	# The subshell must not run in an `||` or `if` context: bash would then
 	# ignore set -e inside it.
 	case $- in
@@ -384,11 +521,19 @@ run_test() {
 		;;
 	esac
 	(
+		echo "$BASHPID" > "$pidfile"
 		set -e
 		"$func" "$@"
 	)
 	rc=$?
+	kill "$watch" 2> /dev/null
+	wait "$watch" 2> /dev/null
 	[ $errexit = 0 ] || set -e
+	if [ -e "$pidfile.timeout" ]; then
+		E2E_TIMED_OUT=$num
+		rc=124
+	fi
+	rm -f -- "$pidfile" "$pidfile.timeout"
 	if [ $rc -eq 0 ]; then
 		E2E_PASSED=$((E2E_PASSED + 1))
 		echo "PASS $num $desc ($((SECONDS - start)) s)"

@@ -150,7 +150,7 @@ test_1()
 	local json rc=0
 
 	# Generous: a sanitizer build beside another suite takes over two minutes.
-	json=$(timeout 400 "$BENCH" --quick --json "${QUICK_FILES[@]}" \
+	json=$(timeout -k 30 400 "$BENCH" --quick --json "${QUICK_FILES[@]}" \
 		--mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --mount "$MNT" \
 		--local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --quick --json exit status"
@@ -162,7 +162,7 @@ test_2()
 {
 	local rc=0 err
 
-	err=$(timeout 50 "$BENCH" --quick --json --self-test-corrupt \
+	err=$(timeout -k 30 50 "$BENCH" --quick --json --self-test-corrupt \
 		--mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --mount "$MNT" \
 		--local "$LOCAL" 2>&1 >/dev/null) || rc=$?
 	printf '%s\n' "$err" | grep -v '^nacre-bench: [a-z]*: [a-z]' || true
@@ -173,7 +173,7 @@ test_2()
 	# The small-file reads check every byte too (the first file read
 	# is a packed one, through libnacre).
 	rc=0
-	err=$(timeout 50 "$BENCH" --only small --small-files 8 \
+	err=$(timeout -k 30 50 "$BENCH" --only small --small-files 8 \
 		--small-sizes 4k --self-test-corrupt \
 		--mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" --mount "$MNT" \
 		--local "$LOCAL" 2>&1 >/dev/null) || rc=$?
@@ -234,7 +234,7 @@ test_5()
 {
 	local json rc=0
 
-	json=$(timeout 300 "$BENCH" --quick --json --only seq --repeat 3 --streams 1 \
+	json=$(timeout -k 30 300 "$BENCH" --quick --json --only seq --repeat 3 --streams 1 \
 		--threads 1 --mds "tcp://127.0.0.1:$PORT" --fsname "$FSNAME" \
 		--mount "$MNT" --local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --repeat 3 exit status"
@@ -246,7 +246,7 @@ test_4()
 {
 	local json rc=0
 
-	json=$(timeout 200 "$BENCH" --json --only small --small-files 40 \
+	json=$(timeout -k 30 200 "$BENCH" --json --only small --small-files 40 \
 		--small-sizes 1000,mixed --mds "tcp://127.0.0.1:$PORT" \
 		--fsname "$FSNAME" --mount "$MNT" --local "$LOCAL") || rc=$?
 	assert_eq "$rc" "0" "nacre-bench --only small exit status"

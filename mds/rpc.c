@@ -99,7 +99,13 @@ static void replay_record(struct nc_req *req, int status, const void *body, uint
 			 "fails", req->rq_hdr.mh_reqid, req->rq_peer, nc_strerror(rc));
 }
 
-/* Every MDS reply goes through here: sent now, or held for the batch. */
+/*
+ * Every MDS reply goes through here: sent now, or held for the batch.
+ * Returns 0 whatever became of the reply: @req is answered and freed even
+ * when its client is gone and the reply could not be sent, and a handler
+ * returns what this returns, so mds_handle_op() must never take that for
+ * a failure to answer and answer the freed request a second time.
+ */
 static int mds_reply(struct nc_req *req, int status, const void *body, uint32_t len)
 {
 	struct held_reply *h;
@@ -108,13 +114,17 @@ static int mds_reply(struct nc_req *req, int status, const void *body, uint32_t 
 		replay_req = NULL;
 		replay_record(req, status, body, len);
 	}
-	if (!held_tail)
-		return nc_req_reply(req, status, body, len, NULL, 0);
+	if (!held_tail) {
+		nc_req_reply(req, status, body, len, NULL, 0);
+		return 0;
+	}
 	if (status)
 		len = 0;
 	h = malloc(sizeof(*h) + len);
-	if (!h)
-		return nc_req_reply_err(req, -ENOMEM); /* nothing is claimed */
+	if (!h) {
+		nc_req_reply_err(req, -ENOMEM); /* nothing is claimed */
+		return 0;
+	}
 	h->hr_req = req;
 	h->hr_status = status;
 	h->hr_len = len;

@@ -164,19 +164,15 @@ void mds_fault_parse(struct mds_server *mds)
 	nc_warn("mds", "NACRE_MDS_FAULT: no opcode %s; ignored", name);
 }
 
-/* Dies as a crash would, after the batch is durable and before any reply
- * of it is sent, when the batch holds the fault's opcode. */
-static void fault_after_commit(struct mds_server *mds, struct nc_req **reqs, size_t n)
+/* Dies as a crash would, after a batch that ran the fault's opcode is
+ * durable and before any reply of it is sent. */
+static void fault_after_commit(struct mds_server *mds)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (reqs[i]->rq_hdr.mh_opcode != mds->ms_fault_op)
-			continue;
-		if (--mds->ms_fault_left > 0)
-			return;
-		nc_error("mds", "fault injection: dying after committing %s, before its reply",
-			 nc_op_name(mds->ms_fault_op));
-		_exit(70);
-	}
+	if (--mds->ms_fault_left > 0)
+		return;
+	nc_error("mds", "fault injection: dying after committing %s, before its reply",
+		 nc_op_name(mds->ms_fault_op));
+	_exit(70);
 }
 
 /* Removes old reply records and abandoned migrations, at most once a
@@ -284,7 +280,7 @@ static uint64_t writer_op_bytes(const struct nc_req *req)
 static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, size_t n)
 {
 	uint64_t left, map, budget;
-	bool full = writer_mdt_full(mds, &left, &map);
+	bool full = writer_mdt_full(mds, &left, &map), fault_op_ran = false;
 	size_t i = n;
 	int rc;
 
@@ -305,6 +301,9 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 				nc_req_reply_err(reqs[i], -ENOSPC);
 				continue;
 			}
+			/* (Noted before: a reply that is not held frees it.) */
+			if (reqs[i]->rq_hdr.mh_opcode == mds->ms_fault_op)
+				fault_op_ran = true;
 			mds_handle_op(mds, reqs[i]);
 			budget -= budget < cost ? budget : cost;
 		}
@@ -315,8 +314,8 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 		for (i = 0; i < n; i++)
 			nc_req_reply_err(reqs[i], rc);
 	}
-	if (!rc && mds->ms_fault_left > 0)
-		fault_after_commit(mds, reqs, i);
+	if (!rc && fault_op_ran && mds->ms_fault_left > 0)
+		fault_after_commit(mds);
 	mds_rpc_hold_end(rc);
 	/* Unlinks in the batch may have queued objects: they are durable now. */
 	mds_server_kick_destroy(mds);

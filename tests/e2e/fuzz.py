@@ -10,7 +10,8 @@ refused at once.  auth and flood first complete the real handshake with
 the cluster key (common/auth.h), then send every opcode of WIRE_H's
 NC_OPCODES with random, truncated and mis-sized bodies, oversized lengths,
 unknown opcodes, bulk data where none is taken, well-formed requests with
-absurd values, and floods of small valid requests.  Each must be answered
+absurd values, floods of small valid requests, and (flood) peers that
+reset their connections with requests in flight.  Each must be answered
 with an error status (a well-formed reply to our request id) or end the
 connection; none may hang.  Exit status 1 lists what went wrong.
 
@@ -797,6 +798,40 @@ def flood(key, fsname, hog_too):
                         % (e, time.monotonic() - t1))
     hog.close()
 
+
+def vanish(key, fsname):
+    """Peers that go away with requests in flight: each sends a burst of
+    GETATTRs (answered by the service threads at once, not held for a
+    commit) and resets its connection without reading a reply, at once or
+    a moment later.  A reply that can no longer be sent ends its request:
+    answering it a second time would free it twice and take the daemon
+    down (the daemon's liveness is checked by the caller)."""
+    t0 = time.monotonic()
+    get_root = cred() + ROOT + u32(0)
+    rounds, n = 200, 64
+    r = 0
+    try:
+        for r in range(rounds):
+            s = Session(key, fsname)
+            s.send(b"".join(hdr(opcode=OP_GETATTR, reqid=s.next_id(),
+                                body_len=len(get_root)) + get_root for _ in range(n)))
+            if r % 2:
+                time.sleep(rnd.random() * 0.003)
+            # An RST, not a FIN: the daemon's next send to it fails.
+            s.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+        other = Session(key, fsname)
+        status, _, _ = other.call(OP_PING)
+        other.close()
+    except (OSError, RuntimeError, Closed) as e:
+        failures.append("vanishing peers: a new session after %d of %d rounds: %r"
+                        % (r, rounds, e))
+        return
+    print("%d peers vanished with %d requests each in flight, in %.1f s; PING after: %d"
+          % (rounds, n, time.monotonic() - t0, status))
+    if status != WS_OK:
+        failures.append("PING after vanished peers: status %d" % status)
+
 try:
     if mode in ("cases", "burst"):
         {"cases": cases, "burst": burst}[mode]()
@@ -805,6 +840,7 @@ try:
                     int(sys.argv[7]) if len(sys.argv) > 7 else port)
     elif mode == "flood":
         flood(load_key(sys.argv[4]), sys.argv[5], sys.argv[6:7] == ["hog"])
+        vanish(load_key(sys.argv[4]), sys.argv[5])
     else:
         failures.append("unknown mode " + mode)
 except (OSError, RuntimeError, Closed) as e:

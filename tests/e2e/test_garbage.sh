@@ -6,7 +6,7 @@
 # messages to the MDS and to every OSS, before authentication and after it
 # (a peer holding the cluster key: every opcode with random, truncated and
 # mis-sized bodies, absurd field values, every role, floods of small
-# requests).  Each daemon must answer with an error or close the offending
+# requests, peers that reset their connections with requests in flight).  Each daemon must answer with an error or close the offending
 # connection, log why with the peer's address, stay up with bounded memory,
 # leave the namespace as it was and go on serving the client.
 
@@ -222,7 +222,7 @@ test_6()
 		all_alive
 	done < "$WORK/daemons"
 }
-run_test 6 "after authentication: floods of small requests, a peer that never reads" test_6
+run_test 6 "after authentication: floods of small requests, a peer that never reads, peers that vanish with requests in flight" test_6
 
 test_7()
 {

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/daemon.h"
 #include "common/malloc_keep.h"
 #include "common/metrics_http.h"
 #include "utils/mnt.h"
@@ -247,6 +248,7 @@ struct mnt_args {
 	const char *ma_metrics;         /* metrics port; NULL: none */
 	char ma_kflags[256];            /* mount flags passed on to FUSE */
 	char ma_keyfile[PATH_MAX];      /* keyfile=, absolute; "": the default */
+	char ma_pidfile[PATH_MAX];      /* pidfile=, absolute; "": none */
 	/* Copies of the -o arguments, which the parsed values point into:
 	 * argv stays intact for ps(1) and pgrep -f. */
 	char *ma_optbufs[MNT_MAX_OPT_ARGS];
@@ -324,6 +326,8 @@ static void mnt_usage(FILE *out)
 		"                       their bytes in the MDT (default 0: none)\n"
 		"     keyfile=FILE      the cluster key (default: $NACRE_KEYFILE, else\n"
 		"                       /etc/nacre/FSNAME.key)\n"
+		"     pidfile=FILE      write the serving process's pid to FILE while\n"
+		"                       it serves the mount\n"
 		"     allow_other, ro, rw, debug, default_permissions (always on),\n"
 		"     nosuid, nodev, noexec, ...: passed to FUSE\n"
 		"     defaults, _netdev, auto, noauto, user, nofail, ...: ignored\n"
@@ -400,10 +404,10 @@ static int mnt_kflag_add(struct mnt_args *a, const char *opt)
 	return 0;
 }
 
-/* keyfile=: made absolute, since the helper leaves its working directory
- * when it goes to the background and its log lines must name the file
- * unambiguously. */
-static int mnt_keyfile_set(struct mnt_args *a, const char *val)
+/* keyfile= and pidfile=: made absolute into @dst (PATH_MAX bytes), since
+ * the helper leaves its working directory when it goes to the background
+ * and its log lines must name the file unambiguously. */
+static int mnt_abs_path_set(char *dst, const char *val)
 {
 	char cwd[PATH_MAX];
 	int n;
@@ -411,12 +415,12 @@ static int mnt_keyfile_set(struct mnt_args *a, const char *val)
 	if (!*val)
 		return -EINVAL;
 	if (val[0] == '/')
-		n = snprintf(a->ma_keyfile, sizeof(a->ma_keyfile), "%s", val);
+		n = snprintf(dst, PATH_MAX, "%s", val);
 	else if (getcwd(cwd, sizeof(cwd)))
-		n = snprintf(a->ma_keyfile, sizeof(a->ma_keyfile), "%s/%s", cwd, val);
+		n = snprintf(dst, PATH_MAX, "%s/%s", cwd, val);
 	else
 		return -errno;
-	return n < 0 || (size_t)n >= sizeof(a->ma_keyfile) ? -ENAMETOOLONG : 0;
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
 static int mnt_opt_one(struct mnt_args *a, char *opt)
@@ -470,7 +474,10 @@ static int mnt_opt_one(struct mnt_args *a, char *opt)
 		if (mnt_parse_int(val, 0, 1L << 20, &a->ma_read_ahead_kb))
 			goto bad_value;
 	} else if (val && !strcmp(opt, "keyfile")) {
-		if (mnt_keyfile_set(a, val))
+		if (mnt_abs_path_set(a->ma_keyfile, val))
+			goto bad_value;
+	} else if (val && !strcmp(opt, "pidfile")) {
+		if (mnt_abs_path_set(a->ma_pidfile, val))
 			goto bad_value;
 	} else if (val && !strcmp(opt, "negative_timeout")) {
 		if (mnt_parse_secs(val, &a->ma_negative_timeout))
@@ -813,6 +820,7 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 	struct nacre_fs *fs;
 	struct mnt_ctx ctx;
 	char keyfile[PATH_MAX];
+	bool pid_written = false;
 	int rc;
 
 	/* libnacre's threads inherit this mask: the stop signals must reach
@@ -856,6 +864,18 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 	ctx.mc_read_ahead_kb = a->ma_read_ahead_kb;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy_session;
+	/* This process serves the mount to its end (the helper forked
+	 * already): its pid goes out before the mount command returns, so
+	 * whoever mounted can wait for it to end after unmounting. */
+	if (a->ma_pidfile[0]) {
+		rc = nc_pidfile_write(a->ma_pidfile);
+		if (rc < 0) {
+			mnt_log(MNT_LOG_ERROR, "pid file %s: %s", a->ma_pidfile,
+				rc == -EEXIST ? "in use by a running process" : strerror(-rc));
+			goto out_remove_handlers;
+		}
+		pid_written = true;
+	}
 	if (fuse_session_mount(se, a->ma_mountpoint)) {
 		mnt_log(MNT_LOG_ERROR, "cannot mount on %s", a->ma_mountpoint);
 		goto out_remove_handlers;
@@ -891,7 +911,10 @@ out_ctx_fini:
 out_metrics_stop:
 	nc_mhttp_stop(metrics);
 out_disconnect:
+	/* Writes what is still pending: the process is not done before. */
 	nacre_disconnect(fs);
+	if (pid_written)
+		nc_pidfile_remove(a->ma_pidfile);
 out_report:
 	mnt_report(&status_fd, code);
 	return code;

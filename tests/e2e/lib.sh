@@ -52,6 +52,10 @@
 # NACRE_E2E_KEEP=1 keeps the cluster directory (daemons stopped) for a look
 # at the logs and the objects after a run.
 #
+# NACRE_E2E_TEST_TIMEOUT (seconds, default 900): a test still running then
+# is stopped, with the stacks of the cluster's processes shown (see
+# "watchdog" below), and the suite's remaining tests are not run.
+#
 # NACRE_E2E_TRANSPORT (tcp, rdma or both; default tcp) and NACRE_E2E_HOST
 # (default 127.0.0.1) choose how the clusters of the suites listen: make
 # check-rdma runs suites with rdma on an address of the RDMA device.
@@ -648,15 +652,18 @@ shard_objects() {
 	done
 }
 
-# wait_until SECONDS CMD...: true as soon as CMD succeeds.
+# wait_until SECONDS CMD...: true as soon as CMD succeeds; false once
+# SECONDS have passed, counted in tries 0.2 s apart and in wall time (a
+# try may itself block, on a mount whose MDS is gone, say).
 wait_until() {
-	local limit=$1 ticks
+	local limit=$1 ticks deadline
 	shift
 
 	ticks=$((limit * 5))
+	deadline=$((SECONDS + limit + 1))
 	while ! "$@"; do
 		ticks=$((ticks - 1))
-		[ $ticks -gt 0 ] || return 1
+		[ $ticks -gt 0 ] && [ $SECONDS -lt $deadline ] || return 1
 		sleep 0.2
 	done
 	return 0

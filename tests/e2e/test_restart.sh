@@ -34,6 +34,15 @@ listing()
 	)
 }
 
+# live PID: prints "running" while PID runs (a zombie does not: nobody
+# may reap a daemon that left its parent).
+live()
+{
+	if [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2> /dev/null; then
+		echo running
+	fi
+}
+
 # reads_back REF FILE: FILE has REF's bytes (one attempt, bounded in time so
 # that a stuck request cannot hang the suite).
 reads_back()
@@ -72,7 +81,22 @@ run_test 1 "write a dataset and record its checksums" test_1
 
 test_2()
 {
+	local mpid
+
+	# Small files packed just before the stop: their bytes are still in
+	# the mount's client when it is unmounted, and down waits for the
+	# mount's process to write them before it stops the servers.
+	mkdir "$MNT/packed"
+	"$NACRE" setstripe --pack "$MNT/packed"
+	mkdata "$WORK/packed" 3000 77
+	for i in $(seq 1 200); do
+		cp "$WORK/packed" "$MNT/packed/f$i"
+	done
+	read -r mpid < "$CDIR/mount.pid"
+	assert_eq "$(live "$mpid")" "running" "the mount's process named by mount.pid"
 	"$CLUSTER" down --dir "$CDIR"
+	assert_eq "$(live "$mpid")" "" "the mount's process after down"
+	assert_eq "$(ls "$CDIR/mount.pid" 2> /dev/null)" "" "mount.pid after down"
 	if mountpoint -q "$MNT"; then
 		echo "$MNT is still mounted after down" >&2
 		false
@@ -85,6 +109,10 @@ test_2()
 	mountpoint -q "$MNT"
 	all_running
 	(cd "$MNT/ds" && sha256sum --quiet -c "$WORK/sums")
+	for i in $(seq 1 200); do
+		cmp "$WORK/packed" "$MNT/packed/f$i"
+	done
+	rm -r "$MNT/packed"
 	listing "$MNT/ds" > "$WORK/listing.after-up"
 	diff "$WORK/listing.before" "$WORK/listing.after-up"
 	assert_eq "$(getfattr --absolute-names -n user.survives --only-values "$MNT/ds/c/big")" \
@@ -95,7 +123,7 @@ test_2()
 	assert_eq "$(cat "$MNT/ds/after-up")" "new" "a file created after restart"
 	rm "$MNT/ds/after-up"
 }
-run_test 2 "down and up again: checksums and namespace identical" test_2
+run_test 2 "down and up again: checksums and namespace identical, small files packed just before down" test_2
 
 test_3()
 {
@@ -143,7 +171,7 @@ test_5()
 	fi
 	pid=$(cluster_pid oss1)
 	"$CLUSTER" kill oss 1 --dir "$CDIR"
-	if [ -e "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2> /dev/null; then
+	if [ -n "$(live "$pid")" ]; then
 		echo "oss1 (pid $pid) still alive after kill" >&2
 		false
 	fi

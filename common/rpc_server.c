@@ -796,35 +796,59 @@ static bool io_wake(struct nc_server *srv)
 	return false;
 }
 
+/* The connection of an epoll event, or NULL (the wake fd, a listener). */
+static struct nc_srv_conn *io_event_conn(struct nc_server *srv, void *p)
+{
+	if (p == srv || (p >= (void *)srv->s_lis && p < (void *)(srv->s_lis + SRV_MAX_LISTEN)))
+		return NULL;
+	return p;
+}
+
 static void *io_main(void *arg)
 {
 	struct nc_server *srv = arg;
 	struct epoll_event evs[64];
+	bool stop = false;
 
-	for (;;) {
+	while (!stop) {
 		int n = epoll_wait(srv->s_epfd, evs, 64, -1);
 
 		if (n < 0 && errno != EINTR)
 			break;
+		/* An earlier event of the batch may close a connection whose
+		 * own event comes later in it (a kicked connection read in
+		 * io_wake() finds its peer gone, say), and its last request
+		 * may end meanwhile: each connection of the batch is held
+		 * until the batch is done.  Only this thread closes them, so
+		 * all are open here. */
 		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
+			struct nc_srv_conn *c = io_event_conn(srv, evs[i].data.ptr);
 
-			if (p == srv) {
-				if (io_wake(srv))
-					goto out;
-				continue;
-			}
-			if (p >= (void *)srv->s_lis && p < (void *)(srv->s_lis + SRV_MAX_LISTEN)) {
+			if (c)
+				atomic_fetch_add(&c->sc_refs, 1);
+		}
+		for (int i = 0; i < n && !stop; i++) {
+			void *p = evs[i].data.ptr;
+			struct nc_srv_conn *c = io_event_conn(srv, p);
+
+			if (p == srv)
+				stop = io_wake(srv);
+			else if (!c)
 				accept_one(srv, p);
+			else if (c->sc_closed)
 				continue;
-			}
-			if (evs[i].events & (EPOLLERR | EPOLLHUP))
-				conn_close(p, NULL);
+			else if (evs[i].events & (EPOLLERR | EPOLLHUP))
+				conn_close(c, NULL);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP))
-				conn_readable(p);
+				conn_readable(c);
+		}
+		for (int i = 0; i < n; i++) {
+			struct nc_srv_conn *c = io_event_conn(srv, evs[i].data.ptr);
+
+			if (c)
+				conn_put(c);
 		}
 	}
-out:
 	return NULL;
 }
 

@@ -315,5 +315,6 @@ if kill -0 "$LOOP_PID" 2> /dev/null; then
 	kill "$LOOP_PID"
 fi
 wait "$LOOP_PID" 2> /dev/null
-rm -rf "$MNT/loop" "$MNT/after" "$MNT/keep"
+# Bounded: with a daemon gone, every request waits out the mount's retry.
+timeout -k 5 120 rm -rf "$MNT/loop" "$MNT/after" "$MNT/keep" || true
 finish

@@ -301,7 +301,8 @@ static size_t writer_batch_some(struct mds_server *mds, struct nc_req **reqs, si
 				nc_req_reply_err(reqs[i], -ENOSPC);
 				continue;
 			}
-			/* (Noted before: a reply that is not held frees it.) */
+			/* Noted before it runs: a reply not held (an error
+			 * found before the change) frees it. */
 			if (reqs[i]->rq_hdr.mh_opcode == mds->ms_fault_op)
 				fault_op_ran = true;
 			mds_handle_op(mds, reqs[i]);

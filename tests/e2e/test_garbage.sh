@@ -6,9 +6,10 @@
 # messages to the MDS and to every OSS, before authentication and after it
 # (a peer holding the cluster key: every opcode with random, truncated and
 # mis-sized bodies, absurd field values, every role, floods of small
-# requests, peers that reset their connections with requests in flight).  Each daemon must answer with an error or close the offending
-# connection, log why with the peer's address, stay up with bounded memory,
-# leave the namespace as it was and go on serving the client.
+# requests, peers that reset their connections with requests in flight).
+# Each daemon must answer with an error or close the offending connection,
+# log why with the peer's address, stay up with bounded memory, leave the
+# namespace as it was and go on serving the client.
 
 # automake runs us as "sh FILE"; the suite needs bash.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"

@@ -81,7 +81,7 @@ run_test 1 "write a dataset and record its checksums" test_1
 
 test_2()
 {
-	local mpid
+	local mpid i
 
 	# Small files packed just before the stop: their bytes are still in
 	# the mount's client when it is unmounted, and down waits for the

@@ -10,9 +10,10 @@
  *   Every FID this MDS allocates has seq == 1 and the root directory is
  *   {1, 1}, so the FUSE inode number is simply the FID's oid and the FID of
  *   an inode number is {1, ino}.  The root, FUSE_ROOT_ID (1), is then the
- *   root FID with no special case.  Because the mapping needs no table,
- *   forget is a no-op and the helper keeps no per-inode state beyond open
- *   files.  A FID with any other seq cannot be named this way: the request
+ *   root FID with no special case.  The mapping needs no table; what the
+ *   helper keeps per inode beyond open files is only what lets it keep the
+ *   kernel's caches (mnt_inode.c), dropped on forget.  A FID with any
+ *   other seq cannot be named this way: the request
  *   that meets one fails with EOVERFLOW, as stat(2) does for an inode number
  *   that does not fit.
  *
@@ -43,6 +44,7 @@
 #include <stdint.h>
 
 #include "nacre.h"
+#include "utils/mnt_inode.h"
 
 /* ---- Logging (the helper links only libnacre's public API) ---- */
 
@@ -104,17 +106,6 @@ struct mnt_file {
 };
 
 #define MNT_FILE_BUCKETS 1024
-#define MNT_CACHE_SLOTS 4096
-
-/* What a file looked like when it was last opened here: the kernel page
- * cache of a file unchanged since then is kept (a second epoch over a
- * dataset is served from memory). */
-struct mnt_cache_slot {
-	fuse_ino_t cs_ino;
-	uint64_t cs_size;
-	struct timespec cs_mtime;
-	struct timespec cs_ctime;
-};
 
 /* The caller's credentials of recent requests, by pid (mnt_cred.c): the
  * supplementary groups come from /proc, which costs three system calls a
@@ -151,13 +142,14 @@ struct mnt_ctx {
 	double mc_attr_timeout;         /* seconds */
 	double mc_entry_timeout;
 	double mc_negative_timeout;
-	pthread_mutex_t mc_lock;        /* guards mc_files and mf_wr_end */
+	pthread_mutex_t mc_lock;        /* guards mc_files, mf_wr_end, mc_inos */
 	struct mnt_file *mc_files[MNT_FILE_BUCKETS];
 	unsigned int mc_nfiles;
-	struct mnt_cache_slot mc_cache[MNT_CACHE_SLOTS]; /* under mc_lock */
-	/* The attributes last replied to the kernel, by inode: an open that
-	 * finds the MDS's the same need not make the kernel fetch them. */
-	struct mnt_cache_slot mc_told[MNT_CACHE_SLOTS];  /* under mc_lock */
+	/* By inode: the file at its last open here (the kernel's pages of a
+	 * file unchanged since are kept: a second epoch over a dataset is
+	 * served from memory) and the attributes last replied (an open that
+	 * finds the MDS's the same need not make the kernel fetch them). */
+	struct mnt_ino_table mc_inos;                    /* under mc_lock */
 	pthread_mutex_t mc_cred_lock;
 	struct mnt_cred_slot mc_creds[MNT_CRED_SLOTS];   /* under mc_cred_lock */
 	pthread_mutex_t mc_intent_lock;
@@ -199,12 +191,13 @@ void mnt_intent_fini(struct mnt_ctx *ctx);
 
 /* ---- Client counters (mnt_stats.c) ---- */
 
-/* The counters of @fs in the Prometheus text format: *text is malloc'd,
- * NUL-terminated, *len bytes.  0 or -ENOMEM. */
-int mnt_stats_text(struct nacre_fs *fs, char **text, size_t *len);
+/* The counters of the mount @ctx (libnacre's and its own) in the
+ * Prometheus text format: *text is malloc'd, NUL-terminated, *len bytes.
+ * 0 or -ENOMEM. */
+int mnt_stats_text(struct mnt_ctx *ctx, char **text, size_t *len);
 /* Serves them on @addr ("tcp://host:port"), GET /metrics. */
 struct nc_mhttp;
-int mnt_metrics_start(struct nacre_fs *fs, const char *addr, struct nc_mhttp **out);
+int mnt_metrics_start(struct mnt_ctx *ctx, const char *addr, struct nc_mhttp **out);
 
 /* @fs stays owned by the caller.  0 or -errno. */
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,

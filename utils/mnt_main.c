@@ -842,18 +842,18 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 			code = MNT_EXIT_USAGE;
 		goto out_report;
 	}
-	if (a->ma_metrics && mnt_metrics_start(fs, a->ma_metrics, &metrics) < 0)
-		goto out_disconnect;
 	rc = mnt_ctx_init(&ctx, fs, a->ma_attr_timeout, a->ma_entry_timeout,
 			   a->ma_negative_timeout);
 	if (rc < 0) {
 		mnt_log(MNT_LOG_ERROR, "init: %s", strerror(-rc));
-		goto out_metrics_stop;
+		goto out_disconnect;
 	}
+	if (a->ma_metrics && mnt_metrics_start(&ctx, a->ma_metrics, &metrics) < 0)
+		goto out_ctx_fini;
 	rc = mnt_fuse_args(a, &fargs);
 	if (rc < 0) {
 		mnt_log(MNT_LOG_ERROR, "FUSE arguments: %s", strerror(-rc));
-		goto out_ctx_fini;
+		goto out_metrics_stop;
 	}
 	/* libfuse prints its own reason when one of these fails. */
 	se = fuse_session_new(&fargs, &mnt_ll_ops, sizeof(mnt_ll_ops), &ctx);
@@ -906,10 +906,10 @@ out_destroy_session:
 	fuse_session_destroy(se);
 out_free_args:
 	fuse_opt_free_args(&fargs);
-out_ctx_fini:
-	mnt_ctx_fini(&ctx);
 out_metrics_stop:
 	nc_mhttp_stop(metrics);
+out_ctx_fini:
+	mnt_ctx_fini(&ctx);
 out_disconnect:
 	/* Writes what is still pending: the process is not done before. */
 	nacre_disconnect(fs);

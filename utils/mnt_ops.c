@@ -199,7 +199,9 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 	ctx->mc_attr_timeout = attr_timeout;
 	ctx->mc_entry_timeout = entry_timeout;
 	ctx->mc_negative_timeout = negative_timeout;
-	rc = pthread_mutex_init(&ctx->mc_lock, NULL);
+	rc = -mnt_ino_table_init(&ctx->mc_inos, MNT_INO_MAX);
+	if (!rc)
+		rc = pthread_mutex_init(&ctx->mc_lock, NULL);
 	if (!rc)
 		rc = pthread_mutex_init(&ctx->mc_cred_lock, NULL);
 	if (!rc)
@@ -208,6 +210,8 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 		rc = pthread_mutex_init(&ctx->mc_reads_lock, NULL);
 	if (!rc)
 		rc = pthread_cond_init(&ctx->mc_reads_cond, NULL);
+	if (rc)
+		mnt_ino_table_fini(&ctx->mc_inos); /* the mutexes die with the process */
 	return -rc;
 }
 
@@ -243,6 +247,7 @@ void mnt_ctx_fini(struct mnt_ctx *ctx)
 					nacre_strerror(rc));
 		}
 	mnt_intent_fini(ctx);
+	mnt_ino_table_fini(&ctx->mc_inos);
 	pthread_mutex_destroy(&ctx->mc_lock);
 	pthread_mutex_destroy(&ctx->mc_cred_lock);
 	pthread_mutex_destroy(&ctx->mc_reads_lock);
@@ -284,54 +289,20 @@ static int mnt_attr_fill(struct mnt_ctx *ctx, const struct nacre_stat *ns,
 	return 0;
 }
 
-/* True when @cs holds @ino with this size, mtime and ctime. */
-static bool mnt_slot_is(const struct mnt_cache_slot *cs, fuse_ino_t ino, uint64_t size,
-			const struct timespec *mtime, const struct timespec *ctime)
-{
-	return cs->cs_ino == ino && cs->cs_size == size &&
-	       cs->cs_mtime.tv_sec == mtime->tv_sec && cs->cs_mtime.tv_nsec == mtime->tv_nsec &&
-	       cs->cs_ctime.tv_sec == ctime->tv_sec && cs->cs_ctime.tv_nsec == ctime->tv_nsec;
-}
-
-/* Forgets what the table @slots (mc_cache or mc_told) holds of @ino. */
-static void mnt_slot_drop(struct mnt_ctx *ctx, struct mnt_cache_slot *slots, fuse_ino_t ino)
-{
-	struct mnt_cache_slot *cs = &slots[ino % MNT_CACHE_SLOTS];
-
-	pthread_mutex_lock(&ctx->mc_lock);
-	if (cs->cs_ino == ino)
-		cs->cs_ino = 0;
-	pthread_mutex_unlock(&ctx->mc_lock);
-}
-
-/*
- * Records @st as the attributes replied for its inode.  The kernel keeps
- * the reply of the request it sent last, which need not be the one that
- * read the MDS last: where two replies for one inode differ, which one the
- * kernel holds is unknown, so the record is dropped and the next open has
- * the kernel fetch them.
- */
+/* Records @st as the attributes replied for its inode (mnt_ino_told()):
+ * the kernel keeps the reply of the request it sent last, which need not
+ * be the one that read the MDS last. */
 static void mnt_told_record(struct mnt_ctx *ctx, const struct stat *st)
 {
-	struct mnt_cache_slot *cs = &ctx->mc_told[st->st_ino % MNT_CACHE_SLOTS];
-
 	pthread_mutex_lock(&ctx->mc_lock);
-	if (cs->cs_ino == st->st_ino &&
-	    !mnt_slot_is(cs, st->st_ino, (uint64_t)st->st_size, &st->st_mtim, &st->st_ctim)) {
-		cs->cs_ino = 0;
-		pthread_mutex_unlock(&ctx->mc_lock);
-		return;
-	}
-	cs->cs_ino = st->st_ino;
-	cs->cs_size = (uint64_t)st->st_size;
-	cs->cs_mtime = st->st_mtim;
-	cs->cs_ctime = st->st_ctim;
+	mnt_ino_told(&ctx->mc_inos, st->st_ino, (uint64_t)st->st_size, &st->st_mtim,
+		     &st->st_ctim);
 	pthread_mutex_unlock(&ctx->mc_lock);
 }
 
 /*
- * The kernel dropped its inode @ino (FORGET): it holds none of the
- * attributes told before, so the next reply is the one it will hold.
+ * The kernel dropped its inode @ino (FORGET), and with it its pages and
+ * the attributes told before: the next reply is the one it will hold.
  * Without this, a file this mount wrote kept a dropped record (the
  * replies during the write differ from the MDS's after the commit), and
  * its first open after the kernel's caches were dropped had the kernel
@@ -339,22 +310,24 @@ static void mnt_told_record(struct mnt_ctx *ctx, const struct stat *st)
  * A FORGET may come after the lookup that made a new inode of the same
  * number (the kernel queues FORGETs apart from requests); it then drops
  * a record that the new inode's replies made, and the next open has the
- * kernel fetch the attributes, as before.
+ * kernel fetch the attributes and read the file again, as for a file
+ * never seen.
  */
-static void mnt_told_forget(struct mnt_ctx *ctx, fuse_ino_t ino)
+static void mnt_ino_forgotten(struct mnt_ctx *ctx, fuse_ino_t ino)
 {
-	mnt_slot_drop(ctx, ctx->mc_told, ino);
+	pthread_mutex_lock(&ctx->mc_lock);
+	mnt_ino_forget(&ctx->mc_inos, ino);
+	pthread_mutex_unlock(&ctx->mc_lock);
 }
 
 /* True when the attributes last replied for @ino are @ns's (size, mtime,
  * ctime): the kernel holds the MDS's current ones, or none. */
 static bool mnt_told_same(struct mnt_ctx *ctx, fuse_ino_t ino, const struct nacre_stat *ns)
 {
-	const struct mnt_cache_slot *cs = &ctx->mc_told[ino % MNT_CACHE_SLOTS];
 	bool same;
 
 	pthread_mutex_lock(&ctx->mc_lock);
-	same = mnt_slot_is(cs, ino, ns->size, &ns->mtime, &ns->ctime);
+	same = mnt_ino_told_is(&ctx->mc_inos, ino, ns->size, &ns->mtime, &ns->ctime);
 	pthread_mutex_unlock(&ctx->mc_lock);
 	return same;
 }
@@ -491,9 +464,9 @@ static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void mnt_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	/* Inode numbers map to FIDs without a table: nothing to drop but
-	 * the record of the attributes told for @ino (mnt_told_forget()). */
+	 * what lets the mount keep the kernel's caches of @ino. */
 	(void)nlookup;
-	mnt_told_forget(mnt_req_ctx(req), ino);
+	mnt_ino_forgotten(mnt_req_ctx(req), ino);
 	fuse_reply_none(req);
 }
 
@@ -755,15 +728,10 @@ static void mnt_reply_open(fuse_req_t req, struct fuse_file_info *fi,
 static bool mnt_cache_still_valid(struct mnt_ctx *ctx, fuse_ino_t ino,
 				  const struct nacre_stat *st)
 {
-	struct mnt_cache_slot *cs = &ctx->mc_cache[ino % MNT_CACHE_SLOTS];
 	bool valid;
 
 	pthread_mutex_lock(&ctx->mc_lock);
-	valid = mnt_slot_is(cs, ino, st->size, &st->mtime, &st->ctime);
-	cs->cs_ino = ino;
-	cs->cs_size = st->size;
-	cs->cs_mtime = st->mtime;
-	cs->cs_ctime = st->ctime;
+	valid = mnt_ino_opened(&ctx->mc_inos, ino, st->size, &st->mtime, &st->ctime);
 	pthread_mutex_unlock(&ctx->mc_lock);
 	return valid;
 }
@@ -771,7 +739,9 @@ static bool mnt_cache_still_valid(struct mnt_ctx *ctx, fuse_ino_t ino,
 /* Forgets the validator of @ino: this mount is changing the file. */
 static void mnt_cache_forget(struct mnt_ctx *ctx, fuse_ino_t ino)
 {
-	mnt_slot_drop(ctx, ctx->mc_cache, ino);
+	pthread_mutex_lock(&ctx->mc_lock);
+	mnt_ino_opened_drop(&ctx->mc_inos, ino);
+	pthread_mutex_unlock(&ctx->mc_lock);
 }
 
 static void mnt_op_open(fuse_req_t req, fuse_ino_t ino,
@@ -1232,7 +1202,7 @@ static void mnt_getxattr_stats(fuse_req_t req, struct mnt_ctx *ctx, fuse_ino_t i
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	rc = mnt_stats_text(ctx->mc_fs, &text, &len);
+	rc = mnt_stats_text(ctx, &text, &len);
 	if (rc) {
 		mnt_reply_status(req, "getxattr", ino, rc);
 		return;

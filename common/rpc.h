@@ -273,5 +273,9 @@ int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call);
 typedef void (*nc_xdr_fn)(struct nc_xdr *x, void *msg);
 int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
 		 void *req, nc_xdr_fn dec, void *rep, struct nc_call *call);
+/* Encodes @req with @enc into *@out, a malloc'd buffer of *@len bytes (at
+ * most NC_MAX_BODY): the body of a call submitted without waiting, which
+ * must outlive it.  0, -ENOMEM or the encoder's error. */
+int nc_msg_encode(nc_xdr_fn enc, void *req, uint8_t **out, uint32_t *len);
 
 #endif

@@ -919,13 +919,11 @@ int nc_cconn_call(struct nc_cconn *cc, struct nc_call *call)
 	return rc;
 }
 
-int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
-		 void *req, nc_xdr_fn dec, void *rep, struct nc_call *call)
+int nc_msg_encode(nc_xdr_fn enc, void *req, uint8_t **out, uint32_t *len)
 {
 	size_t cap = 1024;
 	uint8_t *buf = NULL;
 	struct nc_xdr x;
-	int rc;
 
 	for (;;) {
 		uint8_t *nb = realloc(buf, cap);
@@ -944,10 +942,27 @@ int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
 		if (cap > NC_MAX_BODY)
 			cap = NC_MAX_BODY;
 	}
-	rc = x.x_err;
+	if (x.x_err) {
+		free(buf);
+		return x.x_err;
+	}
+	*out = buf;
+	*len = (uint32_t)x.x_pos;
+	return 0;
+}
+
+int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
+		 void *req, nc_xdr_fn dec, void *rep, struct nc_call *call)
+{
+	uint8_t *buf;
+	uint32_t len;
+	struct nc_xdr x;
+	int rc;
+
+	rc = nc_msg_encode(enc, req, &buf, &len);
 	if (rc)
-		goto out;
-	nc_call_init(call, opcode, buf, (uint32_t)x.x_pos);
+		return rc;
+	nc_call_init(call, opcode, buf, len);
 	rc = nc_cconn_call(cc, call);
 	if (rc)
 		goto out_fini;
@@ -962,7 +977,6 @@ int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
 	return 0;
 out_fini:
 	nc_call_fini(call);
-out:
 	free(buf);
 	return rc;
 }

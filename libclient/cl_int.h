@@ -195,6 +195,18 @@ int cl_resolve_parent(struct nacre_fs *fs, const struct nc_cred *cred, const cha
  * it is empty.  An MDS that does not know the intent sends a file with
  * bytes but no layout. */
 bool cl_lookup_opened(const struct nc_attr *a, const struct nc_layout *l);
+/* What a lookup with the open intent gave: enough to open for reading with
+ * no further request (nacre_lookup_open()). */
+struct nacre_intent {
+	struct nc_cred in_cred;
+	struct nc_attr in_attr;
+	struct nc_layout in_layout;
+	uint8_t *in_inline;             /* an inline file's bytes, or NULL */
+};
+/* md.c: what an attribute reply gave (see attr_rpc() there for @inl);
+ * before the call that holds @rep is finished. */
+int cl_md_attr_rep_take(const struct nc_attr_rep *rep, struct nc_attr *attr,
+			struct nc_layout *layout, uint8_t **inl);
 /* file.c: a read-only open from what LOOKUP_OPEN returned (@inl: an inline
  * file's bytes when the reply carried them, else NULL: they are asked for). */
 int cl_file_open_read(struct nacre_fs *fs, const struct nc_cred *cred, struct nc_attr *attr,
@@ -267,6 +279,8 @@ int cl_md_unlink(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 int cl_md_rename(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *op,
 		 const char *on, const struct nc_fid *np, const char *nn, uint32_t flags);
 /* LOOKUP and, for a regular file, OPEN for reading in one request. */
+int cl_md_lookup_open_req(const struct nc_cred *cred, const struct nc_fid *parent,
+			  const char *name, struct nc_name_req *m);
 int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
 		      const char *name, struct nc_attr *attr, struct nc_layout *layout,
 		      uint8_t **inl);

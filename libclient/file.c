@@ -341,15 +341,6 @@ bool cl_lookup_opened(const struct nc_attr *a, const struct nc_layout *l)
 	       (l->l_stripe_count || a->a_size == 0 || (l->l_flags & NC_LAYOUT_SMALL));
 }
 
-/* What a lookup with the open intent gave: enough to open for reading with
- * no further request (nacre_lookup_open()). */
-struct nacre_intent {
-	struct nc_cred in_cred;
-	struct nc_attr in_attr;
-	struct nc_layout in_layout;
-	uint8_t *in_inline;             /* an inline file's bytes, or NULL */
-};
-
 NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
 				const struct nacre_fid *parent, const char *name,
 				struct nacre_stat *st, struct nacre_intent **intent)

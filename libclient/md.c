@@ -29,6 +29,31 @@ static int name_check(const char *name)
 	return 0;
 }
 
+int cl_md_attr_rep_take(const struct nc_attr_rep *rep, struct nc_attr *attr,
+			struct nc_layout *layout, uint8_t **inl)
+{
+	if (inl)
+		*inl = NULL;
+	if (inl && rep->ar_has_layout && (rep->ar_layout.l_flags & NC_LAYOUT_INLINE)) {
+		/* The bytes point into the reply, which the caller frees. */
+		if (!rep->ar_inline_sent || rep->ar_inline_len != rep->ar_attr.a_size)
+			return -NC_E_PROTO;
+		*inl = malloc(rep->ar_inline_len ? rep->ar_inline_len : 1);
+		if (!*inl)
+			return -ENOMEM;
+		memcpy(*inl, rep->ar_inline, rep->ar_inline_len);
+	}
+	if (attr)
+		*attr = rep->ar_attr;
+	if (layout) {
+		if (rep->ar_has_layout)
+			*layout = rep->ar_layout;
+		else
+			memset(layout, 0, sizeof(*layout));
+	}
+	return 0;
+}
+
 /* With @inl (else NULL), *@inl receives an inline file's bytes (the reply
  * must carry them) in a buffer of attr->a_size bytes the caller frees;
  * NULL for other files. */
@@ -44,29 +69,10 @@ static int attr_rpc(struct nacre_fs *fs, uint16_t op, nc_xdr_fn enc, void *req,
 	if (!rep)
 		return -ENOMEM;
 	rc = nc_cconn_rpc(fs->fs_mds, op, enc, req, (nc_xdr_fn)nc_wire_attr_rep, rep, &call);
-	if (rc)
-		goto out;
-	if (inl && rep->ar_has_layout && (rep->ar_layout.l_flags & NC_LAYOUT_INLINE)) {
-		/* The bytes point into the reply, which goes below. */
-		if (!rep->ar_inline_sent || rep->ar_inline_len != rep->ar_attr.a_size)
-			rc = -NC_E_PROTO;
-		else if (!(*inl = malloc(rep->ar_inline_len ? rep->ar_inline_len : 1)))
-			rc = -ENOMEM;
-		else
-			memcpy(*inl, rep->ar_inline, rep->ar_inline_len);
+	if (!rc) {
+		rc = cl_md_attr_rep_take(rep, attr, layout, inl);
+		nc_call_fini(&call);
 	}
-	nc_call_fini(&call);
-	if (rc)
-		goto out;
-	if (attr)
-		*attr = rep->ar_attr;
-	if (layout) {
-		if (rep->ar_has_layout)
-			*layout = rep->ar_layout;
-		else
-			memset(layout, 0, sizeof(*layout));
-	}
-out:
 	free(rep);
 	return rc;
 }
@@ -116,17 +122,30 @@ int cl_md_lookup(struct nacre_fs *fs, const struct nc_cred *cred, const struct n
 	return rc;
 }
 
-int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
-		      const char *name, struct nc_attr *attr, struct nc_layout *layout,
-		      uint8_t **inl)
+int cl_md_lookup_open_req(const struct nc_cred *cred, const struct nc_fid *parent,
+			  const char *name, struct nc_name_req *m)
 {
-	struct nc_name_req m = { .nr_cred = *cred, .nr_parent = *parent,
-				 .nr_flags = NC_LOOKUP_OPEN };
 	int rc = name_check(name);
 
 	if (rc)
 		return rc;
-	strcpy(m.nr_name, name);
+	memset(m, 0, sizeof(*m));
+	m->nr_cred = *cred;
+	m->nr_parent = *parent;
+	m->nr_flags = NC_LOOKUP_OPEN;
+	strcpy(m->nr_name, name);
+	return 0;
+}
+
+int cl_md_lookup_open(struct nacre_fs *fs, const struct nc_cred *cred, const struct nc_fid *parent,
+		      const char *name, struct nc_attr *attr, struct nc_layout *layout,
+		      uint8_t **inl)
+{
+	struct nc_name_req m;
+	int rc = cl_md_lookup_open_req(cred, parent, name, &m);
+
+	if (rc)
+		return rc;
 	memset(layout, 0, sizeof(*layout));
 	rc = attr_rpc(fs, NC_OP_LOOKUP, (nc_xdr_fn)nc_wire_name_req, &m, attr, layout, inl);
 	if (!rc)

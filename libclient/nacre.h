@@ -488,6 +488,26 @@ struct nacre_intent;
 int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
 		      const struct nacre_fid *parent, const char *name,
 		      struct nacre_stat *st, struct nacre_intent **intent);
+/**
+ * Completion of nacre_lookup_open_start(): @rc, @st and @intent as
+ * nacre_lookup_open() gives them (@st NULL unless @rc is 0; the callee
+ * owns @intent, which may be NULL).
+ */
+typedef void (*nacre_lookup_done_fn)(int rc, const struct nacre_stat *st,
+				     struct nacre_intent *intent, void *arg);
+/**
+ * Starts nacre_lookup_open() without blocking the calling thread:
+ * @done(..., @arg) runs once it is over, on a thread of libnacre, which
+ * may be before this returns.  For servers of many lookups (the FUSE
+ * mount) that would otherwise park a thread per lookup.  @done must not
+ * block: it may run on the thread that receives the MDS's replies.
+ * @return 0 when started (@done will run exactly once), -EAGAIN when not
+ * (a name this client holds uncommitted, a bad name, no connection:
+ * call nacre_lookup_open(); @done will not run).
+ */
+int nacre_lookup_open_start(struct nacre_fs *fs, const struct nacre_cred *cred,
+			    const struct nacre_fid *parent, const char *name,
+			    nacre_lookup_done_fn done, void *arg);
 /** Opens what @intent names, with @flags O_RDONLY (and O_NOFOLLOW, ...;
  * no O_TRUNC: -EINVAL), and frees @intent. */
 int nacre_open_intent(struct nacre_fs *fs, struct nacre_intent *intent, int flags,

@@ -155,11 +155,12 @@ struct mnt_ctx {
 	pthread_mutex_t mc_intent_lock;
 	struct mnt_intent_slot mc_intents[MNT_INTENT_SLOTS]; /* under mc_intent_lock */
 	uint64_t mc_intent_seq;                          /* under mc_intent_lock */
-	/* Reads answered by libnacre's threads (nacre_pread_start()), not
-	 * yet answered: the session and the files must outlive them. */
-	pthread_mutex_t mc_reads_lock;
-	pthread_cond_t mc_reads_cond;
-	unsigned int mc_reads;                           /* under mc_reads_lock */
+	/* Lookups and reads answered by libnacre's threads
+	 * (nacre_lookup_open_start(), nacre_pread_start()), not yet
+	 * answered: the session and the files must outlive them. */
+	pthread_mutex_t mc_async_lock;
+	pthread_cond_t mc_async_cond;
+	unsigned int mc_async;                           /* under mc_async_lock */
 };
 
 /*
@@ -203,11 +204,12 @@ int mnt_metrics_start(struct mnt_ctx *ctx, const char *addr, struct nc_mhttp **o
 int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 		 double attr_timeout, double entry_timeout, double negative_timeout);
 /* Closes every file still open (an unmount by signal can leave some);
- * reads started on libnacre's threads are drained before (mnt_reads_drain()). */
+ * requests answered on libnacre's threads are drained before
+ * (mnt_async_drain()). */
 void mnt_ctx_fini(struct mnt_ctx *ctx);
-/* Waits until every read started on libnacre's threads has answered the
- * kernel: before the session or a file it reads goes away. */
-void mnt_reads_drain(struct mnt_ctx *ctx);
+/* Waits until every lookup and read started on libnacre's threads has
+ * answered the kernel: before the session or a file it reads goes away. */
+void mnt_async_drain(struct mnt_ctx *ctx);
 
 /*
  * Sets the readahead window of the mount's backing device, found by its

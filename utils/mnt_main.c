@@ -888,8 +888,9 @@ static int mnt_run(const struct mnt_args *a, int status_fd)
 	mnt_report(&status_fd, MNT_EXIT_OK);
 
 	rc = mnt_loop(se, a->ma_threads);
-	/* The loop has stopped taking requests; reads begun still answer. */
-	mnt_reads_drain(&ctx);
+	/* The loop has stopped taking requests; lookups and reads begun
+	 * still answer. */
+	mnt_async_drain(&ctx);
 	if (rc < 0) {
 		mnt_log(MNT_LOG_ERROR, "session loop: %s", strerror(-rc));
 	} else {

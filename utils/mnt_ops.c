@@ -207,30 +207,31 @@ int mnt_ctx_init(struct mnt_ctx *ctx, struct nacre_fs *fs,
 	if (!rc)
 		rc = pthread_mutex_init(&ctx->mc_intent_lock, NULL);
 	if (!rc)
-		rc = pthread_mutex_init(&ctx->mc_reads_lock, NULL);
+		rc = pthread_mutex_init(&ctx->mc_async_lock, NULL);
 	if (!rc)
-		rc = pthread_cond_init(&ctx->mc_reads_cond, NULL);
+		rc = pthread_cond_init(&ctx->mc_async_cond, NULL);
 	if (rc)
 		mnt_ino_table_fini(&ctx->mc_inos); /* the mutexes die with the process */
 	return -rc;
 }
 
-void mnt_reads_drain(struct mnt_ctx *ctx)
+void mnt_async_drain(struct mnt_ctx *ctx)
 {
-	pthread_mutex_lock(&ctx->mc_reads_lock);
-	while (ctx->mc_reads)
-		pthread_cond_wait(&ctx->mc_reads_cond, &ctx->mc_reads_lock);
-	pthread_mutex_unlock(&ctx->mc_reads_lock);
+	pthread_mutex_lock(&ctx->mc_async_lock);
+	while (ctx->mc_async)
+		pthread_cond_wait(&ctx->mc_async_cond, &ctx->mc_async_lock);
+	pthread_mutex_unlock(&ctx->mc_async_lock);
 }
 
-/* One more (@d = 1) or one less (-1) read answered by libnacre's threads. */
-static void mnt_reads_add(struct mnt_ctx *ctx, int d)
+/* One more (@d = 1) or one less (-1) request answered by libnacre's
+ * threads. */
+static void mnt_async_add(struct mnt_ctx *ctx, int d)
 {
-	pthread_mutex_lock(&ctx->mc_reads_lock);
-	ctx->mc_reads += (unsigned int)d;
-	if (!ctx->mc_reads)
-		pthread_cond_broadcast(&ctx->mc_reads_cond);
-	pthread_mutex_unlock(&ctx->mc_reads_lock);
+	pthread_mutex_lock(&ctx->mc_async_lock);
+	ctx->mc_async += (unsigned int)d;
+	if (!ctx->mc_async)
+		pthread_cond_broadcast(&ctx->mc_async_cond);
+	pthread_mutex_unlock(&ctx->mc_async_lock);
 }
 
 void mnt_ctx_fini(struct mnt_ctx *ctx)
@@ -250,8 +251,8 @@ void mnt_ctx_fini(struct mnt_ctx *ctx)
 	mnt_ino_table_fini(&ctx->mc_inos);
 	pthread_mutex_destroy(&ctx->mc_lock);
 	pthread_mutex_destroy(&ctx->mc_cred_lock);
-	pthread_mutex_destroy(&ctx->mc_reads_lock);
-	pthread_cond_destroy(&ctx->mc_reads_cond);
+	pthread_mutex_destroy(&ctx->mc_async_lock);
+	pthread_cond_destroy(&ctx->mc_async_cond);
 	pthread_mutex_destroy(&ctx->mc_intent_lock);
 }
 
@@ -422,25 +423,17 @@ static void mnt_op_destroy(void *userdata)
 
 /* ---- Names ---- */
 
-static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* Answers the LOOKUP @req of @name in @parent, begun at intent sequence
+ * @seq, with what nacre_lookup_open() gave. */
+static void mnt_lookup_reply(struct mnt_ctx *ctx, fuse_req_t req, fuse_ino_t parent,
+			     uint64_t seq, int rc, const struct nacre_stat *ns,
+			     struct nacre_intent *in)
 {
-	struct mnt_ctx *ctx = mnt_req_ctx(req);
-	struct nacre_intent *in;
-	struct nacre_fid pfid;
-	struct nacre_cred cred;
-	struct nacre_stat ns;
-	uint64_t seq;
-	int rc;
-
-	mnt_ino_to_fid(parent, &pfid);
-	mnt_cred_get(req, &cred);
 	/* Most lookups of a regular file come before its open: the intent
 	 * saves the open a round trip (mnt_intent.c).  It is kept before the
 	 * reply, which lets the kernel send the OPEN. */
-	seq = mnt_intent_seq(ctx);
-	rc = nacre_lookup_open(ctx->mc_fs, &cred, &pfid, name, &ns, &in);
 	if (in) {
-		fuse_ino_t ino = mnt_fid_to_ino(&ns.fid);
+		fuse_ino_t ino = mnt_fid_to_ino(&ns->fid);
 
 		if (ino)
 			mnt_intent_put(ctx, req, ino, in, seq);
@@ -458,7 +451,58 @@ static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	mnt_reply_entry(req, "lookup", parent, rc, &ns);
+	mnt_reply_entry(req, "lookup", parent, rc, ns);
+}
+
+/* A lookup nacre_lookup_open_start() took: answered where the MDS's reply
+ * comes in, not by a worker asleep until it comes. */
+struct mnt_lookup {
+	struct mnt_ctx *l_ctx;
+	fuse_req_t l_req;
+	fuse_ino_t l_parent;
+	uint64_t l_seq;
+};
+
+static void mnt_lookup_done(int rc, const struct nacre_stat *ns, struct nacre_intent *in,
+			    void *arg)
+{
+	struct mnt_lookup *l = arg;
+	struct mnt_ctx *ctx = l->l_ctx;
+
+	mnt_lookup_reply(ctx, l->l_req, l->l_parent, l->l_seq, rc, ns, in);
+	free(l);
+	mnt_async_add(ctx, -1);
+}
+
+static void mnt_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mnt_ctx *ctx = mnt_req_ctx(req);
+	struct nacre_intent *in;
+	struct nacre_fid pfid;
+	struct nacre_cred cred;
+	struct nacre_stat ns;
+	struct mnt_lookup *l;
+	uint64_t seq;
+	int rc;
+
+	mnt_ino_to_fid(parent, &pfid);
+	mnt_cred_get(req, &cred);
+	seq = mnt_intent_seq(ctx);
+	l = malloc(sizeof(*l));
+	if (l) {
+		l->l_ctx = ctx;
+		l->l_req = req;
+		l->l_parent = parent;
+		l->l_seq = seq;
+		mnt_async_add(ctx, 1);
+		if (nacre_lookup_open_start(ctx->mc_fs, &cred, &pfid, name, mnt_lookup_done,
+					    l) == 0)
+			return;
+		mnt_async_add(ctx, -1);
+		free(l);
+	}
+	rc = nacre_lookup_open(ctx->mc_fs, &cred, &pfid, name, &ns, &in);
+	mnt_lookup_reply(ctx, req, parent, seq, rc, &ns, in);
 }
 
 static void mnt_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -862,7 +906,7 @@ static void mnt_read_done(ssize_t n, void *arg)
 	else
 		fuse_reply_buf(r->r_req, r->r_buf, (size_t)n);
 	free(r);
-	mnt_reads_add(ctx, -1);
+	mnt_async_add(ctx, -1);
 }
 
 static void mnt_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -886,10 +930,10 @@ static void mnt_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	/* A packed file's read (one OST request) is answered by the thread
 	 * that receives its bytes; this one goes back to the kernel's
 	 * queue.  A short read there is the end of the file. */
-	mnt_reads_add(r->r_ctx, 1);
+	mnt_async_add(r->r_ctx, 1);
 	if (nacre_pread_start(mf->mf_file, r->r_buf, size, off, mnt_read_done, r) == 0)
 		return;
-	mnt_reads_add(r->r_ctx, -1);
+	mnt_async_add(r->r_ctx, -1);
 	buf = r->r_buf;
 	/* Without direct_io the kernel takes a short read for end of file,
 	 * so keep reading until the request is full or the file ends. */

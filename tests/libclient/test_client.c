@@ -2867,6 +2867,145 @@ static void test_lookup_open(void)
 	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/lo"), 0);
 }
 
+/* A lookup started with nacre_lookup_open_start(): what its completion
+ * saw. */
+struct started_lookup {
+	pthread_mutex_t sl_lock;
+	int sl_calls;
+	int sl_rc;
+	bool sl_has_st;
+	struct nacre_stat sl_st;
+	struct nacre_intent *sl_in;
+};
+
+static void started_lookup_done(int rc, const struct nacre_stat *st, struct nacre_intent *in,
+				void *arg)
+{
+	struct started_lookup *sl = arg;
+
+	pthread_mutex_lock(&sl->sl_lock);
+	sl->sl_calls++;
+	sl->sl_rc = rc;
+	sl->sl_has_st = st != NULL;
+	if (st)
+		sl->sl_st = *st;
+	nacre_intent_free(sl->sl_in);
+	sl->sl_in = in;
+	pthread_mutex_unlock(&sl->sl_lock);
+}
+
+/* Starts a lookup of @name in @parent and waits (10 s at most) for its
+ * completion: its status (-EAGAIN when it did not start, -ETIMEDOUT when
+ * it never completed), *st and *in (the caller's) as it gave them.  A
+ * completion runs exactly once, and never for a lookup that did not
+ * start. */
+static int lookup_start_and_wait(const struct nacre_cred *cred, const struct nacre_fid *parent,
+				 const char *name, struct nacre_stat *st,
+				 struct nacre_intent **in)
+{
+	struct started_lookup sl = { .sl_rc = 0 };
+	int64_t deadline = now_ms() + 10000;
+	int rc;
+
+	pthread_mutex_init(&sl.sl_lock, NULL);
+	rc = nacre_lookup_open_start(fs, cred, parent, name, started_lookup_done, &sl);
+	CU_ASSERT(rc == 0 || rc == -EAGAIN);
+	pthread_mutex_lock(&sl.sl_lock);
+	while (rc == 0 && sl.sl_calls == 0 && now_ms() < deadline) {
+		pthread_mutex_unlock(&sl.sl_lock);
+		sleep_ms(1);
+		pthread_mutex_lock(&sl.sl_lock);
+	}
+	pthread_mutex_unlock(&sl.sl_lock);
+	sleep_ms(rc == 0 ? 20 : 0); /* a second completion would come about now */
+	pthread_mutex_lock(&sl.sl_lock);
+	CU_ASSERT_EQUAL(sl.sl_calls, rc == 0 ? 1 : 0);
+	if (rc == 0)
+		rc = sl.sl_calls ? sl.sl_rc : -ETIMEDOUT;
+	/* The status and the stat go together. */
+	CU_ASSERT_EQUAL(sl.sl_has_st, sl.sl_calls && sl.sl_rc == 0);
+	if (sl.sl_has_st)
+		*st = sl.sl_st;
+	*in = sl.sl_in;
+	pthread_mutex_unlock(&sl.sl_lock);
+	pthread_mutex_destroy(&sl.sl_lock);
+	return rc;
+}
+
+/* nacre_lookup_open_start(): the outcomes of nacre_lookup_open(), given
+ * on a libnacre thread. */
+static void test_lookup_open_start(void)
+{
+	struct nacre_cred other = { .uid = 4242, .gid = 4242 };
+	struct nacre_intent *in = NULL;
+	struct nacre_stat st, dst, root;
+	struct nacre_file *f = NULL;
+	char buf[64], longname[NC_NAME_MAX + 2];
+
+	CU_ASSERT_EQUAL_FATAL(nacre_mkdir(fs, "/ls", 0755), 0);
+	make_file("/ls/a", "started lookup", 14);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/ls", &dst), 0);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/", &root), 0);
+
+	/* A readable file: its attributes, and an intent that opens it. */
+	memset(&st, 0, sizeof(st));
+	CU_ASSERT_EQUAL_FATAL(lookup_start_and_wait(NULL, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT(S_ISREG(st.mode));
+	CU_ASSERT_EQUAL(st.size, 14);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_intent(fs, in, O_RDONLY, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 14);
+	CU_ASSERT(memcmp(buf, "started lookup", 14) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	/* A missing name, on the receiving thread; a directory, no intent. */
+	CU_ASSERT_EQUAL(lookup_start_and_wait(NULL, &dst.fid, "missing", &st, &in), -ENOENT);
+	CU_ASSERT_PTR_NULL(in);
+	CU_ASSERT_EQUAL(lookup_start_and_wait(NULL, &root.fid, "ls", &st, &in), 0);
+	CU_ASSERT(S_ISDIR(st.mode));
+	CU_ASSERT_PTR_NULL(in);
+
+	/* A file the caller may see but not read: looked up again on a
+	 * thread of its own, found, with no intent. */
+	CU_ASSERT_EQUAL(nacre_chmod(fs, "/ls/a", 0600), 0);
+	memset(&st, 0, sizeof(st));
+	CU_ASSERT_EQUAL(lookup_start_and_wait(&other, &dst.fid, "a", &st, &in), 0);
+	CU_ASSERT_PTR_NULL(in);
+	CU_ASSERT_EQUAL(st.size, 14);
+	/* Nor may it look into a directory it may not search. */
+	CU_ASSERT_EQUAL(nacre_chmod(fs, "/ls", 0700), 0);
+	CU_ASSERT_EQUAL(lookup_start_and_wait(&other, &dst.fid, "a", &st, &in), -EACCES);
+	CU_ASSERT_PTR_NULL(in);
+	CU_ASSERT_EQUAL(nacre_chmod(fs, "/ls", 0755), 0);
+
+	/* Not started: a bad name (the synchronous call says why), and a
+	 * name this client holds uncommitted in a pack. */
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	CU_ASSERT_EQUAL(lookup_start_and_wait(NULL, &dst.fid, longname, &st, &in), -EAGAIN);
+	CU_ASSERT_EQUAL(nacre_lookup_open(fs, NULL, &dst.fid, longname, &st, &in),
+			-ENAMETOOLONG);
+	CU_ASSERT_EQUAL(lookup_start_and_wait(NULL, &dst.fid, "", &st, &in), -EAGAIN);
+	pack_dir("/ls/pk", 64 * 1024);
+	CU_ASSERT_EQUAL_FATAL(nacre_stat(fs, "/ls/pk", &dst), 0);
+	make_file("/ls/pk/s", "packed", 6);
+	CU_ASSERT_EQUAL(lookup_start_and_wait(NULL, &dst.fid, "s", &st, &in), -EAGAIN);
+	CU_ASSERT_EQUAL(nacre_sync(fs), 0);
+	CU_ASSERT_EQUAL_FATAL(lookup_start_and_wait(NULL, &dst.fid, "s", &st, &in), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_EQUAL_FATAL(nacre_open_intent(fs, in, O_RDONLY, &f), 0);
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL(nacre_pread(f, buf, sizeof(buf), 0), 6);
+	CU_ASSERT(memcmp(buf, "packed", 6) == 0);
+	CU_ASSERT_EQUAL(nacre_close(f), 0);
+
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ls/pk/s"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/ls/pk"), 0);
+	CU_ASSERT_EQUAL(nacre_unlink(fs, "/ls/a"), 0);
+	CU_ASSERT_EQUAL(nacre_rmdir(fs, "/ls"), 0);
+}
+
 /* ---- inline files ---- */
 
 /* A pack directory whose files of up to @inline_max bytes are inline. */
@@ -3238,6 +3377,7 @@ int main(void)
 	    !CU_add_test(suite, "fsync, statfs, OST list", test_fsync_statfs) ||
 	    !CU_add_test(suite, "name cache of two clients", test_name_cache) ||
 	    !CU_add_test(suite, "lookup with the open intent", test_lookup_open) ||
+	    !CU_add_test(suite, "lookup started, completed by libnacre", test_lookup_open_start) ||
 	    !CU_add_test(suite, "small files in packs", test_pack) ||
 	    !CU_add_test(suite, "packed reads started without blocking", test_pread_start) ||
 	    !CU_add_test(suite, "a started read around a corrupt chunk", test_pread_start_corrupt) ||

@@ -23,17 +23,30 @@ struct oss_fdc_ent {
 	int fe_fd;                      /* the object, O_RDONLY */
 	int fe_cfd;                     /* its checksum file, O_RDONLY */
 	unsigned int fe_refs;           /* reads using it, + 1 while cached */
-	uint64_t fe_used;               /* the cache's clock at its last use */
+	struct oss_fdc_ent *fe_hnext;   /* hash chain */
+	struct oss_fdc_ent *fe_newer;   /* recency list, under fc_lock */
+	struct oss_fdc_ent *fe_older;
 };
 
 struct oss_fdcache {
 	pthread_mutex_t fc_lock;
-	unsigned int fc_size;           /* slots; 0: the cache is off */
-	uint64_t fc_clock;
-	struct oss_fdc_ent **fc_slots;
+	unsigned int fc_size;           /* entries at most; 0: the cache is off */
+	unsigned int fc_count;
+	unsigned int fc_nbuckets;       /* a power of two */
+	struct oss_fdc_ent **fc_buckets;
+	struct oss_fdc_ent *fc_newest;  /* the entry used last */
+	struct oss_fdc_ent *fc_oldest;  /* the next to go */
 };
 
-/* @size slots (0 turns the cache off); 0 or -ENOMEM. */
+/*
+ * How many pack objects each of @nosts OSTs keeps open in a process whose
+ * descriptor limit is @nofile: a quarter of the descriptors, two per
+ * object, at most OSS_FDC_MAX each; none below OSS_FDC_MIN_NOFILE.
+ */
+#define OSS_FDC_MAX 4096u
+#define OSS_FDC_MIN_NOFILE 4096u
+unsigned int oss_fdc_size_for(uint64_t nofile, unsigned int nosts);
+/* At most @size entries (0 turns the cache off); 0 or -ENOMEM. */
 int oss_fdc_init(struct oss_fdcache *c, unsigned int size);
 /* Closes every entry; none may be in use. */
 void oss_fdc_fini(struct oss_fdcache *c);

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
@@ -75,16 +74,6 @@ struct oss_ost {
 	atomic_bool ost_full;           /* a write got ENOSPC, none since succeeded */
 	struct oss_fdcache ost_fdc;     /* open pack objects (oss/fdcache.h) */
 };
-
-/*
- * Pack objects kept open per OST: a 256 MiB pack is a 64 MiB object on
- * each OST of an EC 4+2 row, so 32 cover 2 GiB of packs per OST.  Each
- * costs two descriptors; the cache is off where the descriptor limit is
- * below OSS_FDC_MIN_NOFILE (the OSS raises its soft limit to the hard one
- * at start, nc_daemon_raise_nofile()).
- */
-#define OSS_FDC_SLOTS 32
-#define OSS_FDC_MIN_NOFILE 4096
 
 /* Filesystem names appear in configuration and logs: keep them plain. */
 static bool oss_fsname_is_valid(const char *name)
@@ -357,7 +346,8 @@ static void oss_objlocks_init(struct oss_ost *ost)
  * A NULL @fsname opens the OST whatever filesystem it belongs to (for tools
  * that inspect a target); the server always passes its own.
  */
-int oss_ost_open(const char *dir, const char *fsname, struct oss_ost **out)
+int oss_ost_open(const char *dir, const char *fsname, unsigned int pack_fds,
+		 struct oss_ost **out)
 {
 	char text[OSS_CONF_MAX];
 	const char *why = "too large or not text";
@@ -404,17 +394,10 @@ int oss_ost_open(const char *dir, const char *fsname, struct oss_ost **out)
 		goto out_close_dir;
 	}
 	close(dirfd);
-	{
-		struct rlimit rl;
-		unsigned int slots = 0;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= OSS_FDC_MIN_NOFILE)
-			slots = OSS_FDC_SLOTS;
-		ret = oss_fdc_init(&ost->ost_fdc, slots);
-		if (ret) {
-			close(ost->ost_objfd);
-			goto out_free_ost;
-		}
+	ret = oss_fdc_init(&ost->ost_fdc, pack_fds);
+	if (ret) {
+		close(ost->ost_objfd);
+		goto out_free_ost;
 	}
 	oss_objlocks_init(ost);
 	*out = ost;

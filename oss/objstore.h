@@ -56,9 +56,11 @@ struct oss_fdc_ent;
 /* Formats @dir as OST @index of @fsname (creating @dir when missing).
  * -EEXIST when it is already formatted. */
 int oss_ost_format(const char *dir, const char *fsname, uint32_t index);
-/* Opens a formatted OST.  -NC_E_NOTFMT when @dir holds none,
- * -NC_E_FSNAME when it belongs to another filesystem. */
-int oss_ost_open(const char *dir, const char *fsname, struct oss_ost **out);
+/* Opens a formatted OST, which keeps up to @pack_fds pack objects open
+ * between reads (oss/fdcache.h; 0: none).  -NC_E_NOTFMT when @dir holds
+ * none, -NC_E_FSNAME when it belongs to another filesystem. */
+int oss_ost_open(const char *dir, const char *fsname, unsigned int pack_fds,
+		 struct oss_ost **out);
 void oss_ost_close(struct oss_ost *ost);
 uint32_t oss_ost_index(const struct oss_ost *ost);
 void oss_ost_uuid(const struct oss_ost *ost, uint8_t uuid[16]);

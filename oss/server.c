@@ -8,13 +8,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "oss/fdcache.h"
 #include "oss/server.h"
 
 #define OSS_PING_MS 1000
@@ -70,16 +73,36 @@ static void oss_conn_closed(struct nc_srv_conn *conn, void *arg)
 			nc_srv_conn_peer(conn), (unsigned int)n);
 }
 
+/* How many pack objects each OST keeps open (oss/fdcache.h): a share of
+ * the descriptors this process may hold. */
+static unsigned int pack_fds_per_ost(unsigned int nosts)
+{
+	struct rlimit rl;
+	unsigned int n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	n = oss_fdc_size_for(rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur, nosts);
+	if (n)
+		nc_info("oss", "each OST keeps up to %u pack objects open (descriptor limit %llu)",
+			n, (unsigned long long)rl.rlim_cur);
+	else
+		nc_info("oss", "pack objects are not kept open: the descriptor limit %llu is "
+			"below %u", (unsigned long long)rl.rlim_cur, OSS_FDC_MIN_NOFILE);
+	return n;
+}
+
 static int open_osts(struct oss_server *oss)
 {
 	const struct oss_conf *c = &oss->os_conf;
+	unsigned int pack_fds = pack_fds_per_ost((unsigned int)c->oc_nosts);
 	int rc;
 
 	for (int i = 0; i < c->oc_nosts; i++) {
 		struct oss_ost *ost;
 		bool formatted = false;
 
-		rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
+		rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, pack_fds, &ost);
 		if ((rc == -NC_E_NOTFMT || rc == -ENOENT) && (c->oc_format || c->oc_replace)) {
 			rc = oss_ost_format(c->oc_osts[i].dir, c->oc_fsname, c->oc_osts[i].index);
 			if (rc == 0) {
@@ -87,7 +110,7 @@ static int open_osts(struct oss_server *oss)
 					c->oc_osts[i].dir,
 					c->oc_replace ? " to replace the lost one" : "");
 				formatted = true;
-				rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, &ost);
+				rc = oss_ost_open(c->oc_osts[i].dir, c->oc_fsname, pack_fds, &ost);
 			}
 		}
 		if (rc) {

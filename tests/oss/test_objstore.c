@@ -25,9 +25,12 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/types.h"
+#include "oss/fdcache.h"
 #include "oss/objstore.h"
 
 #define FSNAME "testfs"
+/* Pack objects an OST of these tests keeps open. */
+#define TEST_PACK_FDS 32
 
 static char base_dir[256];
 static unsigned int dir_seq;
@@ -63,7 +66,7 @@ static struct oss_ost *new_ost(char *dir, size_t dirlen, uint32_t index)
 
 	new_dir(dir, dirlen);
 	CU_ASSERT_EQUAL_FATAL(oss_ost_format(dir, FSNAME, index), 0);
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ost);
 	return ost;
 }
@@ -90,7 +93,7 @@ static void test_format_open(void)
 
 	new_dir(dir, sizeof(dir));
 	CU_ASSERT_EQUAL(oss_ost_format(dir, FSNAME, 3), 0);
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	CU_ASSERT_EQUAL(oss_ost_index(ost), 3);
 	CU_ASSERT_STRING_EQUAL(oss_ost_dir(ost), dir);
 	oss_ost_uuid(ost, uuid1);
@@ -99,7 +102,7 @@ static void test_format_open(void)
 
 	/* Reopening finds the same identity. */
 	ost = NULL;
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	CU_ASSERT_EQUAL(oss_ost_index(ost), 3);
 	oss_ost_uuid(ost, uuid2);
 	CU_ASSERT(memcmp(uuid1, uuid2, 16) == 0);
@@ -108,7 +111,7 @@ static void test_format_open(void)
 	/* Another OST gets another uuid. */
 	new_dir(dir2, sizeof(dir2));
 	CU_ASSERT_EQUAL(oss_ost_format(dir2, FSNAME, 0), 0);
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir2, FSNAME, &other), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir2, FSNAME, TEST_PACK_FDS, &other), 0);
 	CU_ASSERT_EQUAL(oss_ost_index(other), 0);
 	oss_ost_uuid(other, uuid3);
 	CU_ASSERT(memcmp(uuid1, uuid3, 16) != 0);
@@ -118,7 +121,7 @@ static void test_format_open(void)
 	CU_ASSERT_EQUAL(oss_ost_format(dir, FSNAME, 7), -EEXIST);
 	CU_ASSERT_EQUAL(oss_ost_format(dir, "otherfs", 3), -EEXIST);
 	ost = NULL;
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	CU_ASSERT_EQUAL(oss_ost_index(ost), 3);
 	oss_ost_uuid(ost, uuid2);
 	CU_ASSERT(memcmp(uuid1, uuid2, 16) == 0);
@@ -126,7 +129,7 @@ static void test_format_open(void)
 
 	/* NULL fsname opens whatever filesystem the target belongs to. */
 	ost = NULL;
-	CU_ASSERT_EQUAL(oss_ost_open(dir, NULL, &ost), 0);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, NULL, TEST_PACK_FDS, &ost), 0);
 	oss_ost_close(ost);
 	oss_ost_close(NULL);
 }
@@ -139,19 +142,19 @@ static void test_open_errors(void)
 	/* An existing empty directory is not formatted. */
 	new_dir(dir, sizeof(dir));
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_NOTFMT);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), -NC_E_NOTFMT);
 	CU_ASSERT_PTR_NULL(ost);
 
 	/* A missing directory is reported as such. */
 	snprintf(path, sizeof(path), "%s/missing", dir);
-	CU_ASSERT_EQUAL(oss_ost_open(path, FSNAME, &ost), -ENOENT);
+	CU_ASSERT_EQUAL(oss_ost_open(path, FSNAME, TEST_PACK_FDS, &ost), -ENOENT);
 
 	/* Another filesystem's OST. */
 	new_dir(dir, sizeof(dir));
 	CU_ASSERT_EQUAL(oss_ost_format(dir, "otherfs", 1), 0);
-	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_FSNAME);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), -NC_E_FSNAME);
 	CU_ASSERT_PTR_NULL(ost);
-	CU_ASSERT_EQUAL(oss_ost_open(dir, "otherfs", &ost), 0);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, "otherfs", TEST_PACK_FDS, &ost), 0);
 	oss_ost_close(ost);
 
 	/* Bad arguments to format. */
@@ -194,7 +197,7 @@ static void test_open_corrupt(void)
 		snprintf(path, sizeof(path), "%s/O", dir);
 		CU_ASSERT_EQUAL_FATAL(mkdir(path, 0755), 0);
 		write_file(dir, "ost.conf", bad[i]);
-		CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_CORRUPT);
+		CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), -NC_E_CORRUPT);
 		CU_ASSERT_PTR_NULL(ost);
 	}
 
@@ -206,7 +209,7 @@ static void test_open_corrupt(void)
 	write_file(dir, "ost.conf",
 		   "fsname=" FSNAME "\nindex=12\nfuture=1\n"
 		   "uuid=6f1c1e4e-8d2a-4b8e-9d5b-3a2c1b0a9f8e\n");
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	CU_ASSERT_EQUAL(oss_ost_index(ost), 12);
 	oss_ost_close(ost);
 	ost = NULL;
@@ -218,14 +221,14 @@ static void test_open_corrupt(void)
 	big[9999] = '\0';
 	write_file(dir, "ost.conf", big);
 	free(big);
-	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), -NC_E_CORRUPT);
 
 	/* A formatted OST whose object directory vanished. */
 	new_dir(dir, sizeof(dir));
 	CU_ASSERT_EQUAL_FATAL(oss_ost_format(dir, FSNAME, 0), 0);
 	snprintf(path, sizeof(path), "%s/O", dir);
 	CU_ASSERT_EQUAL_FATAL(rmdir(path), 0);
-	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, &ost), -NC_E_CORRUPT);
+	CU_ASSERT_EQUAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), -NC_E_CORRUPT);
 	CU_ASSERT_PTR_NULL(ost);
 }
 
@@ -282,7 +285,7 @@ static void test_rw_roundtrip(void)
 	/* The data lasts across close and reopen. */
 	oss_ost_close(ost);
 	ost = NULL;
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	CU_ASSERT_EQUAL(oss_obj_sync(ost, &fid), 0);
 	memset(buf, 0, end);
 	CU_ASSERT_EQUAL(oss_obj_read(ost, &fid, 0, buf, end), (ssize_t)end);
@@ -771,12 +774,8 @@ static void test_pack_fd_cache(void)
 	struct oss_ost *ost;
 	unsigned char a[LEN], b[LEN], got[LEN];
 	struct oss_read_hold h, held;
-	struct rlimit rl;
-	bool cached;
 	int base;
 
-	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	cached = rl.rlim_cur >= 4096; /* else the OSS keeps no pack open */
 	base = open_fds();
 	ost = new_ost(dir, sizeof(dir), 0);
 	fill_random(a, sizeof(a));
@@ -790,7 +789,7 @@ static void test_pack_fd_cache(void)
 	CU_ASSERT_EQUAL(oss_obj_write(ost, &pack, 0, a, LEN), 0);
 	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, 0, got, LEN), LEN);
 	CU_ASSERT_EQUAL(memcmp(got, a, LEN), 0);
-	CU_ASSERT_EQUAL(open_fds(), base + 1 + (cached ? 2 : 0));
+	CU_ASSERT_EQUAL(open_fds(), base + 1 + 2);
 	/* A pack grows while it is open: its new end is read. */
 	CU_ASSERT_EQUAL(oss_obj_write(ost, &pack, LEN, b, 100), 0);
 	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, LEN - 5, got, 200), 105);
@@ -829,9 +828,107 @@ static void test_pack_fd_cache(void)
 	}
 	CU_ASSERT(hold_matches(&held, b));
 	oss_obj_read_release(&held);
-	CU_ASSERT(open_fds() <= base + 1 + 2 * 32);
+	CU_ASSERT_EQUAL(open_fds(), base + 1 + 2 * TEST_PACK_FDS);
 	oss_ost_close(ost);
 	CU_ASSERT_EQUAL(open_fds(), base);
+
+	/* An OST that keeps none opens and closes each time. */
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, 0, &ost), 0);
+	CU_ASSERT_EQUAL(oss_obj_read(ost, &pack, 0, got, LEN), LEN);
+	CU_ASSERT_EQUAL(memcmp(got, b, LEN), 0);
+	CU_ASSERT_EQUAL(open_fds(), base + 1);
+	oss_ost_close(ost);
+}
+
+/* fdc_entry FDC FID: a cached entry for FID whose two descriptors are
+ * /dev/null (the cache owns them). */
+static struct oss_fdc_ent *fdc_entry(struct oss_fdcache *c, uint64_t oid)
+{
+	struct nc_fid fid = { NC_PACK_FID_SEQ, oid };
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int cfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	CU_ASSERT_FATAL(fd >= 0 && cfd >= 0);
+	return oss_fdc_add(c, &fid, fd, cfd);
+}
+
+/* The cache by itself: thousands of entries found again, the one used
+ * longest ago goes first, an entry held while it goes stays open until
+ * put, and nothing is left open. */
+static void test_fdcache_table(void)
+{
+	struct oss_fdcache c;
+	struct oss_fdc_ent *e, *held;
+	struct nc_fid fid = { NC_PACK_FID_SEQ, 0 };
+	struct rlimit rl;
+	uint64_t N = 1000;
+	int base, found = 0;
+
+	/* Two descriptors an entry, as the OSS does (open_fds() looks at
+	 * the first 4096). */
+	nc_daemon_raise_nofile();
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < 2 * N + 256)
+		N = rl.rlim_cur > 512 ? (rl.rlim_cur - 256) / 2 : 128;
+	base = open_fds();
+	CU_ASSERT_EQUAL_FATAL(oss_fdc_init(&c, (unsigned int)N), 0);
+	for (uint64_t i = 0; i < N; i++)
+		oss_fdc_put(&c, fdc_entry(&c, i));
+	CU_ASSERT_EQUAL(c.fc_count, N);
+	CU_ASSERT_EQUAL(open_fds(), base + 2 * N);
+	for (uint64_t i = 0; i < N; i++) {
+		fid.f_oid = i;
+		e = oss_fdc_get(&c, &fid);
+		if (e) {
+			found++;
+			CU_ASSERT(nc_fid_eq(&e->fe_fid, &fid));
+			oss_fdc_put(&c, e);
+		}
+	}
+	CU_ASSERT_EQUAL(found, (int)N);
+	/* Oid 0 is the one used longest ago, once 1 is used again: 0 goes
+	 * for a new entry, held meanwhile; then 2 goes, not 1. */
+	fid.f_oid = 0;
+	held = oss_fdc_get(&c, &fid);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(held);
+	fid.f_oid = 1;
+	oss_fdc_put(&c, oss_fdc_get(&c, &fid));
+	for (uint64_t i = 2; i < N; i++) {
+		fid.f_oid = i;
+		oss_fdc_put(&c, oss_fdc_get(&c, &fid));
+	}
+	fid.f_oid = 1;
+	oss_fdc_put(&c, oss_fdc_get(&c, &fid));
+	oss_fdc_put(&c, fdc_entry(&c, N));      /* 0 goes, still held */
+	fid.f_oid = 0;
+	CU_ASSERT_PTR_NULL(oss_fdc_get(&c, &fid));
+	CU_ASSERT_EQUAL(open_fds(), base + 2 * (N + 1));
+	oss_fdc_put(&c, held);
+	CU_ASSERT_EQUAL(open_fds(), base + 2 * N);
+	oss_fdc_put(&c, fdc_entry(&c, N + 1));  /* 2 goes */
+	fid.f_oid = 2;
+	CU_ASSERT_PTR_NULL(oss_fdc_get(&c, &fid));
+	fid.f_oid = 1;
+	e = oss_fdc_get(&c, &fid);
+	CU_ASSERT_PTR_NOT_NULL(e);
+	oss_fdc_put(&c, e);
+	/* Dropped: gone at once. */
+	oss_fdc_drop(&c, &fid);
+	CU_ASSERT_PTR_NULL(oss_fdc_get(&c, &fid));
+	CU_ASSERT_EQUAL(c.fc_count, N - 1);
+	oss_fdc_fini(&c);
+	CU_ASSERT_EQUAL(open_fds(), base);
+
+	/* Sizing: a quarter of the descriptors, two per pack, shared by the
+	 * OSTs, capped; none under the minimum limit. */
+	CU_ASSERT_EQUAL(oss_fdc_size_for(1024, 1), 0);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(OSS_FDC_MIN_NOFILE - 1, 1), 0);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(OSS_FDC_MIN_NOFILE, 1), OSS_FDC_MIN_NOFILE / 8);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(20000, 1), 2500);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(20000, 4), 625);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(1048576, 1), OSS_FDC_MAX);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(UINT64_MAX, 8), OSS_FDC_MAX);
+	CU_ASSERT_EQUAL(oss_fdc_size_for(20000, 0), 0);
 }
 
 /* A large range is checked in pieces of the thread's buffer (256 KiB, 64
@@ -1292,7 +1389,7 @@ static void test_write_enospc(void)
 	}
 	snprintf(dir, sizeof(dir), "%s/ost", mnt);
 	CU_ASSERT_EQUAL_FATAL(oss_ost_format(dir, FSNAME, 0), 0);
-	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, &ost), 0);
+	CU_ASSERT_EQUAL_FATAL(oss_ost_open(dir, FSNAME, TEST_PACK_FDS, &ost), 0);
 	fill_random(before, sizeof(before));
 	fill_random(after, sizeof(after));
 	CU_ASSERT_EQUAL(oss_obj_write(ost, &fid, 0, before, old), 0);
@@ -1347,6 +1444,7 @@ int main(void)
 	    !CU_add_test(suite, "checksums of holes", test_csum_holes) ||
 	    !CU_add_test(suite, "verified reads without a copy", test_read_hold) ||
 	    !CU_add_test(suite, "pack objects kept open", test_pack_fd_cache) ||
+	    !CU_add_test(suite, "the table of open pack objects", test_fdcache_table) ||
 	    !CU_add_test(suite, "large verified reads without a copy", test_read_hold_large) ||
 	    !CU_add_test(suite, "direct writes of aligned pages", test_direct_writes) ||
 	    !CU_add_test(suite, "verify in windows", test_verify_large) ||

@@ -55,6 +55,9 @@
 # NACRE_E2E_TEST_TIMEOUT (seconds, default 900): a test still running then
 # is stopped, with the stacks of the cluster's processes shown (see
 # "watchdog" below), and the suite's remaining tests are not run.
+# NACRE_E2E_SUITE_TIMEOUT (seconds, default 1800) bounds a whole suite
+# from its cluster_up, its own code between tests included: it is then
+# stopped the same way, and its cluster with it.
 #
 # NACRE_E2E_TRANSPORT (tcp, rdma or both; default tcp) and NACRE_E2E_HOST
 # (default 127.0.0.1) choose how the clusters of the suites listen: make
@@ -300,6 +303,7 @@ cluster_up() {
 	MDS_ADDR=$(xprt_addr "$PORT")
 	NACRE_KEYFILE=$(_e2e_conf_get KEYFILE)
 	export CDIR MNT PORT FSNAME MDS_ADDR NACRE_KEYFILE
+	_e2e_suite_watch "$NACRE_E2E_SUITE_TIMEOUT" "$$" &
 }
 
 cluster_pid() {
@@ -454,16 +458,25 @@ _e2e_show_stacks() {
 # is with the server waits for the answer in the kernel, unkillable: only
 # the connection's end (every request fails with ENOTCONN) lets it go.
 _e2e_abort_mounts() {
-	local dev mp fstype
+	local dev mp fstype ctl=/sys/fs/fuse/connections mounted_ctl=""
 
 	[ -n "$CDIR" ] || return 0
 	# mountinfo: ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS... - TYPE ...
 	while read -r dev mp fstype; do
 		[[ $mp == "$CDIR/"* && $fstype == fuse* && $dev == 0:* ]] || continue
+		# The connections are files of the fusectl filesystem, which
+		# not every machine mounts: mounted for this, and unmounted
+		# after.
+		if [ ! -e "$ctl/${dev#0:}" ] && [ -z "$mounted_ctl" ] &&
+			mount -t fusectl fusectl "$ctl" 2> /dev/null; then
+			mounted_ctl=1
+		fi
 		echo "aborting the FUSE connection of $mp"
-		echo 1 > "/sys/fs/fuse/connections/${dev#0:}/abort" 2> /dev/null || true
+		{ echo 1 > "$ctl/${dev#0:}/abort"; } 2> /dev/null ||
+			echo "cannot abort it: no $ctl/${dev#0:}/abort"
 	done < <(awk '{ for (i = 7; $i != "-"; i++); print $3, $5, $(i + 1) }' \
 		/proc/self/mountinfo)
+	[ -z "$mounted_ctl" ] || umount "$ctl" 2> /dev/null || true
 }
 
 # _e2e_watch SECONDS PIDFILE NUM: once SECONDS pass, shows what test NUM
@@ -493,6 +506,51 @@ _e2e_watch() {
 	# shellcheck disable=SC2086
 	kill -KILL "$tpid" $procs 2> /dev/null || true
 	_e2e_abort_mounts
+	exit 0
+}
+
+# _e2e_alive PID: PID runs (a zombie waiting for its parent does not).
+_e2e_alive() {
+	local state
+
+	state=$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2> /dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+# _e2e_suite_watch SECONDS PID: ends when the suite (the shell PID) ends.
+# Once SECONDS pass, shows what the suite and the cluster are doing,
+# kills the suite's other processes, aborts the FUSE connections under the
+# cluster's directory, and ends the suite with SIGTERM, whose EXIT trap
+# stops the cluster.  For hangs outside any test (run_test has its own).
+: "${NACRE_E2E_SUITE_TIMEOUT:=1800}"
+_e2e_suite_watch() {
+	local limit=$1 suite=$2 deadline procs me
+
+	set +e
+	trap - EXIT
+	me=$BASHPID
+	deadline=$((SECONDS + limit))
+	while _e2e_alive "$suite"; do
+		if [ "$SECONDS" -lt "$deadline" ]; then
+			sleep 2
+			continue
+		fi
+		echo "TIMEOUT: suite ${0##*/} still running after $limit s (NACRE_E2E_SUITE_TIMEOUT)"
+		procs=$(_e2e_descendants "$suite" | grep -v -x -e "$me")
+		# shellcheck disable=SC2086
+		ps -o pid,ppid,stat,wchan:32,etime,args -p "$suite" $procs 2> /dev/null || true
+		# shellcheck disable=SC2046
+		_e2e_show_stacks $(_e2e_procs_of_cluster)
+		# The suite first: it ends at once, running its EXIT trap,
+		# which stops the cluster (its daemons are not the suite's
+		# children: the launcher detaches them).  Then what it waited
+		# on, and the requests they may wait on in the kernel.
+		kill -TERM "$suite" 2> /dev/null
+		# shellcheck disable=SC2086
+		kill -KILL $procs 2> /dev/null || true
+		_e2e_abort_mounts
+		break
+	done
 	exit 0
 }
 

@@ -450,6 +450,9 @@ test_13()
 	# the kernel's page cache.  A few may be read again: the kernel may
 	# drop pages of idle files on its own.
 	local n=5000 r0 r1 r2 kept
+	# What the mount keeps does not depend on the transport, and 5000
+	# files take minutes over a software RDMA device.
+	[ "$XPRT" = tcp ] || { echo "the mount's records: skipped over $XPRT"; return 0; }
 	mkdir "$MNT/epochs"
 	"$NACRE" setstripe --pack "$MNT/epochs"
 	epoch_files "$MNT/epochs" "$n" write

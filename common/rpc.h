@@ -277,5 +277,8 @@ int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
  * most NC_MAX_BODY): the body of a call submitted without waiting, which
  * must outlive it.  0, -ENOMEM or the encoder's error. */
 int nc_msg_encode(nc_xdr_fn enc, void *req, uint8_t **out, uint32_t *len);
+/* Decodes the reply body of the completed @call with @dec into @rep, which
+ * may point into the body until nc_call_fini().  0 or -NC_E_PROTO. */
+int nc_call_decode(const struct nc_call *call, nc_xdr_fn dec, void *rep);
 
 #endif

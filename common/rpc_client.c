@@ -951,12 +951,20 @@ int nc_msg_encode(nc_xdr_fn enc, void *req, uint8_t **out, uint32_t *len)
 	return 0;
 }
 
+int nc_call_decode(const struct nc_call *call, nc_xdr_fn dec, void *rep)
+{
+	struct nc_xdr x;
+
+	nc_xdr_init_decode(&x, call->c_rep_body, call->c_rep_body_len);
+	dec(&x, rep);
+	return nc_xdr_finish(&x);
+}
+
 int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
 		 void *req, nc_xdr_fn dec, void *rep, struct nc_call *call)
 {
 	uint8_t *buf;
 	uint32_t len;
-	struct nc_xdr x;
 	int rc;
 
 	rc = nc_msg_encode(enc, req, &buf, &len);
@@ -967,9 +975,7 @@ int nc_cconn_rpc(struct nc_cconn *cc, uint16_t opcode, nc_xdr_fn enc,
 	if (rc)
 		goto out_fini;
 	if (dec) {
-		nc_xdr_init_decode(&x, call->c_rep_body, call->c_rep_body_len);
-		dec(&x, rep);
-		rc = nc_xdr_finish(&x);
+		rc = nc_call_decode(call, dec, rep);
 		if (rc)
 			goto out_fini;
 	}

@@ -203,6 +203,10 @@ struct nacre_intent {
 	struct nc_layout in_layout;
 	uint8_t *in_inline;             /* an inline file's bytes, or NULL */
 };
+/* file.c: nacre_lookup_open() with the credentials and parent already
+ * in their wire form. */
+int cl_lookup_open(struct nacre_fs *fs, const struct nc_cred *c, const struct nc_fid *parent,
+		   const char *name, struct nacre_stat *st, struct nacre_intent **intent);
 /* md.c: what an attribute reply gave (see attr_rpc() there for @inl);
  * before the call that holds @rep is finished. */
 int cl_md_attr_rep_take(const struct nc_attr_rep *rep, struct nc_attr *attr,

@@ -341,13 +341,10 @@ bool cl_lookup_opened(const struct nc_attr *a, const struct nc_layout *l)
 	       (l->l_stripe_count || a->a_size == 0 || (l->l_flags & NC_LAYOUT_SMALL));
 }
 
-NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
-				const struct nacre_fid *parent, const char *name,
-				struct nacre_stat *st, struct nacre_intent **intent)
+int cl_lookup_open(struct nacre_fs *fs, const struct nc_cred *c, const struct nc_fid *p,
+		   const char *name, struct nacre_stat *st, struct nacre_intent **intent)
 {
-	struct nc_fid p = { parent->seq, parent->oid };
 	struct nacre_intent *in;
-	struct nc_cred c;
 	int rc;
 
 	*intent = NULL;
@@ -355,21 +352,20 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 	if (!in)
 		return -ENOMEM;
 	in->in_inline = NULL;
-	cl_cred_from(fs, cred, &c);
 	/* A name this client holds in a pack it has not committed yet is
 	 * answered here, and opened by nacre_open_fid(). */
-	if (cl_pack_lookup(fs, &p, name, &in->in_attr)) {
+	if (cl_pack_lookup(fs, p, name, &in->in_attr)) {
 		rc = 0;
 	} else {
-		rc = cl_md_lookup_open(fs, &c, &p, name, &in->in_attr, &in->in_layout,
+		rc = cl_md_lookup_open(fs, c, p, name, &in->in_attr, &in->in_layout,
 				       &in->in_inline);
 		/* Else no intent: nacre_open_fid() asks. */
 		if (!rc && cl_lookup_opened(&in->in_attr, &in->in_layout)) {
-			in->in_cred = c;
+			in->in_cred = *c;
 			*intent = in;
 		} else if (rc == -EACCES || rc == -EPERM) {
 			/* A file the caller may see but not read. */
-			rc = cl_md_lookup(fs, &c, &p, name, &in->in_attr);
+			rc = cl_md_lookup(fs, c, p, name, &in->in_attr);
 		}
 	}
 	if (!rc && st)
@@ -377,6 +373,17 @@ NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cr
 	if (!*intent)
 		nacre_intent_free(in);
 	return rc;
+}
+
+NACRE_API int nacre_lookup_open(struct nacre_fs *fs, const struct nacre_cred *cred,
+				const struct nacre_fid *parent, const char *name,
+				struct nacre_stat *st, struct nacre_intent **intent)
+{
+	struct nc_fid p = { parent->seq, parent->oid };
+	struct nc_cred c;
+
+	cl_cred_from(fs, cred, &c);
+	return cl_lookup_open(fs, &c, &p, name, st, intent);
 }
 
 NACRE_API int nacre_open_intent(struct nacre_fs *fs, struct nacre_intent *intent, int flags,

@@ -13,7 +13,7 @@
  * outcomes complete there (found, or not there); any other (a file the
  * caller may not read, which needs a second request; a lost connection or
  * a timeout, which the synchronous call retries) is looked up again with
- * nacre_lookup_open() on a thread of its own.
+ * cl_lookup_open() on a thread of its own.
  */
 #include "config.h"
 
@@ -30,11 +30,7 @@ struct cl_lookup_start {
 	struct nc_call ls_call;
 	struct nacre_fs *ls_fs;
 	struct nc_cred ls_cred;
-	/* What the caller passed, for the lookup again (NULL cred: the
-	 * process's). */
-	struct nacre_cred ls_pub_cred;
-	bool ls_has_pub_cred;
-	struct nacre_fid ls_parent;
+	struct nc_fid ls_parent;
 	char ls_name[NC_NAME_MAX + 1];
 	uint8_t *ls_body;
 	nacre_lookup_done_fn ls_done;
@@ -53,7 +49,7 @@ static void ls_put(struct cl_lookup_start *ls)
 }
 
 /* The lookup again, synchronously (with the retries and the second request
- * of nacre_lookup_open()), on a thread of its own. */
+ * of cl_lookup_open()), on a thread of its own. */
 static void *ls_again(void *arg)
 {
 	struct cl_lookup_start *ls = arg;
@@ -61,8 +57,7 @@ static void *ls_again(void *arg)
 	struct nacre_stat st;
 	int rc;
 
-	rc = nacre_lookup_open(ls->ls_fs, ls->ls_has_pub_cred ? &ls->ls_pub_cred : NULL,
-			       &ls->ls_parent, ls->ls_name, &st, &in);
+	rc = cl_lookup_open(ls->ls_fs, &ls->ls_cred, &ls->ls_parent, ls->ls_name, &st, &in);
 	ls->ls_done(rc, rc ? NULL : &st, in, ls->ls_arg);
 	ls_put(ls);
 	return NULL;
@@ -72,14 +67,11 @@ static void *ls_again(void *arg)
 static int ls_decode(struct nc_call *call, struct nacre_intent *in)
 {
 	struct nc_attr_rep *rep = calloc(1, sizeof(*rep));
-	struct nc_xdr x;
 	int rc;
 
 	if (!rep)
 		return -ENOMEM;
-	nc_xdr_init_decode(&x, call->c_rep_body, call->c_rep_body_len);
-	nc_wire_attr_rep(&x, rep);
-	rc = nc_xdr_finish(&x);
+	rc = nc_call_decode(call, (nc_xdr_fn)nc_wire_attr_rep, rep);
 	if (!rc)
 		rc = cl_md_attr_rep_take(rep, &in->in_attr, &in->in_layout, &in->in_inline);
 	free(rep);
@@ -100,9 +92,8 @@ static void ls_reply(struct nc_call *call)
 		rc = in ? ls_decode(call, in) : -ENOMEM;
 	nc_call_fini(call);
 	if (!rc) {
-		struct nc_fid parent = { ls->ls_parent.seq, ls->ls_parent.oid };
-
-		cl_ncache_put(fs->fs_ncache, &ls->ls_cred, &parent, ls->ls_name, &in->in_attr);
+		cl_ncache_put(fs->fs_ncache, &ls->ls_cred, &ls->ls_parent, ls->ls_name,
+			      &in->in_attr);
 		cl_stat_from_attr(&in->in_attr, &st);
 		if (cl_lookup_opened(&in->in_attr, &in->in_layout)) {
 			in->in_cred = ls->ls_cred;
@@ -150,10 +141,6 @@ NACRE_API int nacre_lookup_open_start(struct nacre_fs *fs, const struct nacre_cr
 	if (!ls)
 		return -EAGAIN;
 	cl_cred_from(fs, cred, &ls->ls_cred);
-	if (cred) {
-		ls->ls_pub_cred = *cred;
-		ls->ls_has_pub_cred = true;
-	}
 	if (cl_md_lookup_open_req(&ls->ls_cred, &p, name, &m) ||
 	    nc_msg_encode((nc_xdr_fn)nc_wire_name_req, &m, &ls->ls_body, &len)) {
 		/* A bad name: the synchronous call says why. */
@@ -161,7 +148,7 @@ NACRE_API int nacre_lookup_open_start(struct nacre_fs *fs, const struct nacre_cr
 		return -EAGAIN;
 	}
 	ls->ls_fs = fs;
-	ls->ls_parent = *parent;
+	ls->ls_parent = p;
 	strcpy(ls->ls_name, name);
 	ls->ls_done = done;
 	ls->ls_arg = arg;

@@ -116,15 +116,12 @@ static struct mnt_ino_rec *ino_evict(struct mnt_ino_table *t, size_t from)
 	return NULL;
 }
 
-/* The record of @ino, made (empty) when there is none; NULL on no memory. */
-static struct mnt_ino_rec *ino_get(struct mnt_ino_table *t, uint64_t ino)
+/* A new, empty record of @ino, which has none; NULL on no memory. */
+static struct mnt_ino_rec *ino_add(struct mnt_ino_table *t, uint64_t ino)
 {
-	struct mnt_ino_rec **pp = ino_find(t, ino);
-	struct mnt_ino_rec *r = *pp;
+	struct mnt_ino_rec *r = NULL;
 	size_t b;
 
-	if (r)
-		return r;
 	if (t->it_count >= t->it_max)
 		r = ino_evict(t, ino_bucket(t, ino) + 1);
 	else if (t->it_count >= t->it_nbuckets)
@@ -142,16 +139,29 @@ static struct mnt_ino_rec *ino_get(struct mnt_ino_table *t, uint64_t ino)
 	return r;
 }
 
-static void ino_put_if_empty(struct mnt_ino_table *t, uint64_t ino)
+/* The record of @ino, made (empty) when there is none; NULL on no memory. */
+static struct mnt_ino_rec *ino_get(struct mnt_ino_table *t, uint64_t ino)
 {
-	struct mnt_ino_rec **pp = ino_find(t, ino);
+	struct mnt_ino_rec *r = *ino_find(t, ino);
+
+	return r ? r : ino_add(t, ino);
+}
+
+/* Takes the record *@pp (found by ino_find()) out and frees it. */
+static void ino_unlink(struct mnt_ino_table *t, struct mnt_ino_rec **pp)
+{
 	struct mnt_ino_rec *r = *pp;
 
-	if (r && !r->ir_opened.is_valid && !r->ir_told.is_valid) {
-		*pp = r->ir_next;
-		t->it_count--;
-		free(r);
-	}
+	*pp = r->ir_next;
+	t->it_count--;
+	free(r);
+}
+
+/* Frees the record *@pp when it keeps nothing any more. */
+static void ino_put_if_empty(struct mnt_ino_table *t, struct mnt_ino_rec **pp)
+{
+	if (!(*pp)->ir_opened.is_valid && !(*pp)->ir_told.is_valid)
+		ino_unlink(t, pp);
 }
 
 static bool seen_is(const struct mnt_ino_seen *s, uint64_t size, const struct timespec *mtime,
@@ -186,27 +196,28 @@ bool mnt_ino_opened(struct mnt_ino_table *t, uint64_t ino, uint64_t size,
 
 void mnt_ino_opened_drop(struct mnt_ino_table *t, uint64_t ino)
 {
-	struct mnt_ino_rec *r = *ino_find(t, ino);
+	struct mnt_ino_rec **pp = ino_find(t, ino);
 
-	if (!r)
+	if (!*pp)
 		return;
-	r->ir_opened.is_valid = false;
-	ino_put_if_empty(t, ino);
+	(*pp)->ir_opened.is_valid = false;
+	ino_put_if_empty(t, pp);
 }
 
 void mnt_ino_told(struct mnt_ino_table *t, uint64_t ino, uint64_t size,
 		  const struct timespec *mtime, const struct timespec *ctime)
 {
-	struct mnt_ino_rec *r = ino_get(t, ino);
+	struct mnt_ino_rec **pp = ino_find(t, ino);
+	struct mnt_ino_rec *r = *pp;
 
-	if (!r)
-		return;
-	if (r->ir_told.is_valid && !seen_is(&r->ir_told, size, mtime, ctime)) {
+	if (r && r->ir_told.is_valid && !seen_is(&r->ir_told, size, mtime, ctime)) {
 		r->ir_told.is_valid = false;
-		ino_put_if_empty(t, ino);
+		ino_put_if_empty(t, pp);
 		return;
 	}
-	seen_set(&r->ir_told, size, mtime, ctime);
+	r = r ? r : ino_add(t, ino);
+	if (r)
+		seen_set(&r->ir_told, size, mtime, ctime);
 }
 
 bool mnt_ino_told_is(struct mnt_ino_table *t, uint64_t ino, uint64_t size,
@@ -220,11 +231,7 @@ bool mnt_ino_told_is(struct mnt_ino_table *t, uint64_t ino, uint64_t size,
 void mnt_ino_forget(struct mnt_ino_table *t, uint64_t ino)
 {
 	struct mnt_ino_rec **pp = ino_find(t, ino);
-	struct mnt_ino_rec *r = *pp;
 
-	if (r) {
-		*pp = r->ir_next;
-		t->it_count--;
-		free(r);
-	}
+	if (*pp)
+		ino_unlink(t, pp);
 }

@@ -479,6 +479,15 @@ _e2e_abort_mounts() {
 	[ -z "$mounted_ctl" ] || umount "$ctl" 2> /dev/null || true
 }
 
+# _e2e_show_hang PID PROCS: what PID and its processes PROCS (a list) wait
+# on, and the stacks of the cluster's daemons and mounts.
+_e2e_show_hang() {
+	# shellcheck disable=SC2086
+	ps -o pid,ppid,stat,wchan:32,etime,args -p "$1" $2 2> /dev/null || true
+	# shellcheck disable=SC2046
+	_e2e_show_stacks $(_e2e_procs_of_cluster)
+}
+
 # _e2e_watch SECONDS PIDFILE NUM: once SECONDS pass, shows what test NUM
 # (the subshell whose pid is in PIDFILE) and the cluster are doing, kills
 # the test's processes, aborts the FUSE connections under the cluster's
@@ -499,10 +508,7 @@ _e2e_watch() {
 	: > "$pidfile.timeout"
 	echo "TIMEOUT: test $num still running after $limit s (NACRE_E2E_TEST_TIMEOUT)"
 	procs=$(_e2e_descendants "$tpid")
-	# shellcheck disable=SC2086
-	ps -o pid,ppid,stat,wchan:32,etime,args -p "$tpid" $procs 2> /dev/null || true
-	# shellcheck disable=SC2046
-	_e2e_show_stacks $(_e2e_procs_of_cluster)
+	_e2e_show_hang "$tpid" "$procs"
 	# shellcheck disable=SC2086
 	kill -KILL "$tpid" $procs 2> /dev/null || true
 	_e2e_abort_mounts
@@ -537,10 +543,7 @@ _e2e_suite_watch() {
 		fi
 		echo "TIMEOUT: suite ${0##*/} still running after $limit s (NACRE_E2E_SUITE_TIMEOUT)"
 		procs=$(_e2e_descendants "$suite" | grep -v -x -e "$me")
-		# shellcheck disable=SC2086
-		ps -o pid,ppid,stat,wchan:32,etime,args -p "$suite" $procs 2> /dev/null || true
-		# shellcheck disable=SC2046
-		_e2e_show_stacks $(_e2e_procs_of_cluster)
+		_e2e_show_hang "$suite" "$procs"
 		# The suite first: it ends at once, running its EXIT trap,
 		# which stops the cluster (its daemons are not the suite's
 		# children: the launcher detaches them).  Then what it waited
